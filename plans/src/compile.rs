@@ -1,0 +1,169 @@
+//! Recipe -> DataFusion `LogicalPlan`.
+//!
+//! Mappers become a projection rewriting the text column with the op's UDF; filters add their
+//! stat to the `__dj__stats__` struct (reusing a stat the input already has, as Data-Juicer does)
+//! and filter on its range; deduplicators add their hash column and a global `DjDedup` node.
+//! Every op ends in a `DjOp` boundary node that labels the plan and counts the op's output.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Fields};
+use datafusion::common::{Column, DFSchema, DataFusionError};
+use datafusion::datasource::{TableProvider, provider_as_source};
+use datafusion::functions::core::expr_fn::{get_field, named_struct};
+use datafusion::logical_expr::{Expr, Extension, LogicalPlan, LogicalPlanBuilder, lit};
+use dj_udfs::{HASH_COLUMN, Operator, STATS_COLUMN, StatRange};
+
+use crate::nodes::{Boundary, DedupNode, OpBoundaryNode, OpCounters};
+use crate::recipe::{OpConfig, Recipe};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("process entry {entry} ({op}): text column `{column}` is not in the input; its columns are: {available}")]
+    MissingColumn { entry: usize, op: String, column: String, available: String },
+    #[error("process entry {entry} ({op}): column `{column}` must be a string column, it is {actual}")]
+    NotText { entry: usize, op: String, column: String, actual: String },
+    #[error("input column `{STATS_COLUMN}` must be a struct of stats, it is {0}")]
+    BadStats(String),
+    #[error(transparent)]
+    DataFusion(#[from] DataFusionError),
+}
+
+/// The compiled plan and the per-op row counters its `DjOp` nodes fill.
+#[derive(Debug, Clone)]
+pub struct CompiledRecipe {
+    pub plan: LogicalPlan,
+    pub counters: Arc<OpCounters>,
+}
+
+fn column(name: &str) -> Expr {
+    Expr::Column(Column::new_unqualified(name))
+}
+
+/// Compiles all of `recipe.process` over `table`. Rows whose text (`text_keys[0]`) is null are
+/// dropped first, as Data-Juicer's loader does.
+pub fn compile(recipe: &Recipe, table: Arc<dyn TableProvider>) -> Result<CompiledRecipe, CompileError> {
+    let counters = OpCounters::new(recipe.process.len());
+    let mut plan = LogicalPlanBuilder::scan("input", provider_as_source(table), None)?.build()?;
+    let text_key = &recipe.text_keys[0];
+    if plan.schema().fields().iter().any(|f| f.name() == text_key) {
+        plan = LogicalPlanBuilder::from(plan).filter(column(text_key).is_not_null())?.build()?;
+    }
+    plan = boundary(plan, Boundary::Load, format!("drop rows with null {text_key}"), "source", &counters);
+    compile_ops(plan, &recipe.process, counters)
+}
+
+fn boundary(input: LogicalPlan, boundary: Boundary, op_name: String, kind: &'static str, counters: &Arc<OpCounters>) -> LogicalPlan {
+    LogicalPlan::Extension(Extension {
+        node: Arc::new(OpBoundaryNode { input, boundary, op_name, kind, counters: counters.clone() }),
+    })
+}
+
+/// Compiles `ops` (a slice of a recipe's process list, indices kept) on top of `plan`.
+pub fn compile_ops(mut plan: LogicalPlan, ops: &[OpConfig], counters: Arc<OpCounters>) -> Result<CompiledRecipe, CompileError> {
+    for op in ops {
+        plan = compile_op(plan, op)?;
+        plan = boundary(plan, Boundary::Op(op.index), op.name.clone(), op.spec.kind.as_str(), &counters);
+    }
+    Ok(CompiledRecipe { plan, counters })
+}
+fn check_text_column(schema: &DFSchema, op: &OpConfig) -> Result<(), CompileError> {
+    let name = op.text_key();
+    let field = schema.fields().iter().find(|f| f.name() == name).ok_or_else(|| CompileError::MissingColumn {
+        entry: op.index + 1,
+        op: op.name.clone(),
+        column: name.to_string(),
+        available: schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", "),
+    })?;
+    match field.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(()),
+        other => Err(CompileError::NotText {
+            entry: op.index + 1,
+            op: op.name.clone(),
+            column: name.to_string(),
+            actual: other.to_string(),
+        }),
+    }
+}
+
+/// All columns, with `name` replaced by `value` (or appended if absent).
+fn with_column(schema: &DFSchema, name: &str, value: Expr) -> Vec<Expr> {
+    let mut exprs: Vec<Expr> = Vec::with_capacity(schema.fields().len() + 1);
+    let mut value = Some(value.alias(name));
+    for f in schema.fields() {
+        if f.name() == name {
+            exprs.push(value.take().unwrap());
+        } else {
+            exprs.push(column(f.name()));
+        }
+    }
+    exprs.extend(value);
+    exprs
+}
+
+fn stats_fields(schema: &DFSchema) -> Result<Option<Fields>, CompileError> {
+    match schema.fields().iter().find(|f| f.name() == STATS_COLUMN) {
+        None => Ok(None),
+        Some(f) => match f.data_type() {
+            DataType::Struct(fields) => Ok(Some(fields.clone())),
+            // An all-null stats column from an input file: treated as empty.
+            DataType::Null => Ok(Some(Fields::empty())),
+            other => Err(CompileError::BadStats(other.to_string())),
+        },
+    }
+}
+
+fn range_predicate(stat: Expr, r: &StatRange) -> Option<Expr> {
+    let lo = r.min.map(|v| if r.min_closed { stat.clone().gt_eq(lit(v)) } else { stat.clone().gt(lit(v)) });
+    let hi = r.max.map(|v| if r.max_closed { stat.clone().lt_eq(lit(v)) } else { stat.clone().lt(lit(v)) });
+    let keep = match (lo, hi) {
+        (Some(a), Some(b)) => Some(a.and(b)),
+        (a, b) => a.or(b),
+    }?;
+    // A null stat (null text) is never kept, in either direction.
+    Some(if r.reversed { stat.is_not_null().and(Expr::Not(Box::new(keep))) } else { keep })
+}
+
+fn compile_op(plan: LogicalPlan, op: &OpConfig) -> Result<LogicalPlan, CompileError> {
+    let schema = plan.schema().clone();
+    check_text_column(&schema, op)?;
+    let text = column(op.text_key());
+    let builder = LogicalPlanBuilder::from(plan);
+    let plan = match &op.operator {
+        Operator::Mapper { udf } => {
+            builder.project(with_column(&schema, op.text_key(), udf.call(vec![text])))?.build()?
+        }
+        Operator::Filter(f) => {
+            let existing = stats_fields(&schema)?;
+            let has_stat = existing.as_ref().is_some_and(|fs| fs.iter().any(|x| x.name() == f.stat_key));
+            let builder = if has_stat {
+                builder
+            } else {
+                let mut args = Vec::new();
+                for field in existing.iter().flatten() {
+                    args.push(lit(field.name().as_str()));
+                    args.push(get_field(column(STATS_COLUMN), field.name().as_str()));
+                }
+                args.push(lit(f.stat_key));
+                args.push(f.stat_udf.call(vec![text]));
+                builder.project(with_column(&schema, STATS_COLUMN, named_struct(args)))?
+            };
+            match range_predicate(get_field(column(STATS_COLUMN), f.stat_key), &f.range) {
+                Some(pred) => builder.filter(pred)?.build()?,
+                None => builder.build()?,
+            }
+        }
+        Operator::Deduplicator(d) => {
+            let hashed = builder.project(with_column(&schema, d.hash_column, d.hash_udf.call(vec![text])))?.build()?;
+            LogicalPlan::Extension(Extension {
+                node: Arc::new(DedupNode {
+                    input: hashed,
+                    index: op.index,
+                    op_name: op.name.clone(),
+                    hash_column: HASH_COLUMN.to_string(),
+                }),
+            })
+        }
+    };
+    Ok(plan)
+}

@@ -1,0 +1,14 @@
+//! dj-plans: the Data-Juicer recipe model and its compilation to DataFusion plans.
+//!
+//! [`recipe`] loads and validates recipes; [`source`] is the row-boundary partition source;
+//! [`compile`] turns a recipe into a `LogicalPlan`; [`nodes`] holds the custom plan nodes (op
+//! boundaries, global dedup) and [`planner`] maps them to execution plans.
+
+pub mod compile;
+pub mod nodes;
+pub mod planner;
+pub mod recipe;
+pub mod source;
+mod yaml_lines;
+
+pub use recipe::{ExecutorType, OpConfig, Recipe, RecipeError};

@@ -1,0 +1,197 @@
+//! `DjOp`: the logical node closing one recipe op, and its pass-through exec that counts the
+//! rows leaving the op. It labels plans with the recipe's op names and gives per-op kept/removed
+//! counts. It blocks predicate push-down so each filter stays inside its own op.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::task::{Context, Poll};
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{DFSchemaRef, Result};
+use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions};
+use futures::Stream;
+
+/// Rows counted at each boundary, shared by the plan's boundary nodes and the runner. Slot 0
+/// counts the rows loaded (after Data-Juicer's drop of null texts); slot `i + 1` the rows
+/// leaving op `i`.
+#[derive(Debug, Default)]
+pub struct OpCounters {
+    slots: Vec<AtomicU64>,
+}
+
+impl OpCounters {
+    pub fn new(ops: usize) -> Arc<OpCounters> {
+        Arc::new(OpCounters { slots: (0..=ops).map(|_| AtomicU64::new(0)).collect() })
+    }
+    /// Rows that entered the first op.
+    pub fn rows_loaded(&self) -> u64 {
+        self.slots[0].load(AtomicOrdering::Relaxed)
+    }
+    /// Rows that left op `op` (its index in the recipe).
+    pub fn rows_out(&self, op: usize) -> u64 {
+        self.slots[op + 1].load(AtomicOrdering::Relaxed)
+    }
+    fn add(&self, slot: usize, n: u64) {
+        self.slots[slot].fetch_add(n, AtomicOrdering::Relaxed);
+    }
+}
+
+/// Which boundary a node is: the load step or a recipe op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd)]
+pub enum Boundary {
+    Load,
+    Op(usize),
+}
+
+impl Boundary {
+    fn slot(self) -> usize {
+        match self {
+            Boundary::Load => 0,
+            Boundary::Op(i) => i + 1,
+        }
+    }
+}
+
+/// Logical marker after the load step or op `index` of the recipe.
+#[derive(Debug, Clone)]
+pub struct OpBoundaryNode {
+    pub input: LogicalPlan,
+    pub boundary: Boundary,
+    pub op_name: String,
+    pub kind: &'static str,
+    pub counters: Arc<OpCounters>,
+}
+
+impl PartialEq for OpBoundaryNode {
+    fn eq(&self, o: &Self) -> bool {
+        self.boundary == o.boundary && self.op_name == o.op_name && self.input == o.input
+    }
+}
+impl Eq for OpBoundaryNode {}
+impl Hash for OpBoundaryNode {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.boundary.hash(state);
+        self.op_name.hash(state);
+        self.input.hash(state);
+    }
+}
+impl PartialOrd for OpBoundaryNode {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        (self.boundary, &self.op_name).partial_cmp(&(o.boundary, &o.op_name))
+    }
+}
+
+impl UserDefinedLogicalNodeCore for OpBoundaryNode {
+    fn name(&self) -> &str {
+        "DjOp"
+    }
+    fn inputs(&self) -> Vec<&LogicalPlan> {
+        vec![&self.input]
+    }
+    fn schema(&self) -> &DFSchemaRef {
+        self.input.schema()
+    }
+    fn expressions(&self) -> Vec<Expr> {
+        vec![]
+    }
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.boundary {
+            Boundary::Load => write!(f, "DjOp: load ({})", self.op_name),
+            Boundary::Op(i) => write!(f, "DjOp: #{i} {} ({})", self.op_name, self.kind),
+        }
+    }
+    fn with_exprs_and_inputs(&self, _exprs: Vec<Expr>, mut inputs: Vec<LogicalPlan>) -> Result<Self> {
+        Ok(OpBoundaryNode { input: inputs.swap_remove(0), ..self.clone() })
+    }
+}
+
+/// Pass-through exec counting the rows crossing a boundary.
+#[derive(Debug)]
+pub struct OpBoundaryExec {
+    input: Arc<dyn ExecutionPlan>,
+    pub boundary: Boundary,
+    pub op_name: String,
+    pub counters: Arc<OpCounters>,
+}
+
+impl OpBoundaryExec {
+    pub fn new(input: Arc<dyn ExecutionPlan>, boundary: Boundary, op_name: String, counters: Arc<OpCounters>) -> Self {
+        OpBoundaryExec { input, boundary, op_name, counters }
+    }
+}
+
+impl DisplayAs for OpBoundaryExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.boundary {
+            Boundary::Load => write!(f, "OpBoundaryExec: load ({})", self.op_name),
+            Boundary::Op(i) => write!(f, "OpBoundaryExec: #{i} {}", self.op_name),
+        }
+    }
+}
+
+impl ExecutionPlan for OpBoundaryExec {
+    fn name(&self) -> &str {
+        "OpBoundaryExec"
+    }
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.input.properties()
+    }
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+    fn replace_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        _options: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(OpBoundaryExec::new(children.swap_remove(0), self.boundary, self.op_name.clone(), self.counters.clone())))
+    }
+    #[allow(deprecated)]
+    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(children, ReplaceChildrenOptions::new(datafusion::physical_plan::ChildrenPropertiesMode::Recompute))
+    }
+    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        let inner = self.input.execute(partition, context)?;
+        Ok(Box::pin(CountingStream { inner, slot: self.boundary.slot(), counters: self.counters.clone() }))
+    }
+}
+
+struct CountingStream {
+    inner: SendableRecordBatchStream,
+    slot: usize,
+    counters: Arc<OpCounters>,
+}
+
+impl Stream for CountingStream {
+    type Item = Result<RecordBatch>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let polled = self.inner.as_mut().poll_next(cx);
+        if let Poll::Ready(Some(Ok(b))) = &polled {
+            self.counters.add(self.slot, b.num_rows() as u64);
+        }
+        polled
+    }
+}
+
+impl RecordBatchStream for CountingStream {
+    fn schema(&self) -> datafusion::arrow::datatypes::SchemaRef {
+        self.inner.schema()
+    }
+}

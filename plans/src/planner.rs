@@ -1,0 +1,78 @@
+//! Session setup and the extension planner that maps dj-fusion's logical nodes to their
+//! execution plans.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::common::Result;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::context::QueryPlanner;
+use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
+use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use crate::nodes::{DedupExec, DedupNode, OpBoundaryExec, OpBoundaryNode};
+
+/// Plans `DjOp` and `DjDedup` nodes.
+#[derive(Debug, Default)]
+pub struct DjExtensionPlanner;
+
+#[async_trait]
+impl ExtensionPlanner for DjExtensionPlanner {
+    async fn plan_extension(
+        &self,
+        _planner: &dyn PhysicalPlanner,
+        node: &dyn UserDefinedLogicalNode,
+        _logical_inputs: &[&LogicalPlan],
+        physical_inputs: &[Arc<dyn ExecutionPlan>],
+        _session: &dyn datafusion::catalog::Session,
+        _ctx: &PhysicalPlanningContext,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        let any = node.as_any();
+        if let Some(b) = any.downcast_ref::<OpBoundaryNode>() {
+            let exec = OpBoundaryExec::new(physical_inputs[0].clone(), b.boundary, b.op_name.clone(), b.counters.clone());
+            return Ok(Some(Arc::new(exec)));
+        }
+        if let Some(d) = any.downcast_ref::<DedupNode>() {
+            let exec = DedupExec::try_new(physical_inputs[0].clone(), &d.hash_column, d.op_name.clone())?;
+            return Ok(Some(Arc::new(exec)));
+        }
+        Ok(None)
+    }
+}
+
+#[derive(Debug)]
+struct DjQueryPlanner;
+
+#[async_trait]
+impl QueryPlanner for DjQueryPlanner {
+    async fn create_physical_plan(
+        &self,
+        logical_plan: &LogicalPlan,
+        session_state: &dyn datafusion::catalog::Session,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(DjExtensionPlanner)])
+            .create_physical_plan(logical_plan, session_state)
+            .await
+    }
+}
+
+/// A session for running recipes: `target_partitions` threads of work, no round-robin
+/// repartitioning (it would reorder rows between logical partitions), and the dj planner.
+pub fn session(target_partitions: usize) -> SessionContext {
+    let mut config = SessionConfig::new()
+        .with_target_partitions(target_partitions.max(1))
+        .with_round_robin_repartition(false)
+        .with_repartition_file_scans(false)
+        .with_coalesce_batches(true)
+        .with_information_schema(true);
+    config.options_mut().execution.parquet.schema_force_view_types = false;
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_query_planner(Arc::new(DjQueryPlanner))
+        .build();
+    SessionContext::new_with_state(state)
+}

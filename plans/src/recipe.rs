@@ -1,0 +1,773 @@
+//! The Data-Juicer recipe model: YAML text + dotted CLI overrides -> a validated [`Recipe`].
+//!
+//! Errors name the file, the YAML line, the key and what was expected; unknown operators and
+//! parameters come with the closest accepted names. Unknown top-level keys are warnings.
+
+use std::path::{Path, PathBuf};
+
+use dj_udfs::params::closest_names;
+use dj_udfs::registry::resolve;
+use dj_udfs::{OpSpec, Operator, ParamError, Params};
+use serde_json::Value as Json;
+use serde_norway::Value as Yaml;
+
+use crate::yaml_lines::YamlLines;
+
+/// A recipe problem, with where it is.
+#[derive(Debug, thiserror::Error)]
+pub enum RecipeError {
+    #[error("cannot read recipe {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{file}: invalid YAML: {message}")]
+    Yaml { file: String, message: String },
+    #[error("{}: {message}", location(.file, *.line))]
+    Invalid { file: String, line: Option<usize>, message: String },
+    #[error("invalid command-line override `{arg}`: {message}")]
+    Override { arg: String, message: String },
+}
+
+fn location(file: &str, line: Option<usize>) -> String {
+    match line {
+        Some(l) => format!("{file}:{l}"),
+        None => file.to_string(),
+    }
+}
+
+/// How the recipe is executed (`executor_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutorType {
+    /// One process; DataFusion runs `np` contiguous row-range partitions in parallel.
+    Default,
+    /// Accepted for Data-Juicer compatibility; runs like `default` (DataFusion is the engine).
+    Ray,
+    /// The partitioned executor: row-boundary partitions from `partition`, checkpoints, resume.
+    RayPartitioned,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartitionMode {
+    Auto,
+    Manual,
+}
+
+/// `partition:` section.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PartitionConfig {
+    pub mode: PartitionMode,
+    pub num_of_partitions: usize,
+    /// Rows per partition, the fallback of auto mode (Data-Juicer's executor fallback 5000).
+    pub size: Option<usize>,
+    /// `None` = "auto".
+    pub max_concurrent_partitions: Option<usize>,
+    pub target_size_mb: i64,
+    pub max_size_mb: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointStrategy {
+    EveryOp,
+    EveryNOps,
+    Manual,
+    Disabled,
+}
+
+/// `checkpoint:` section.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CheckpointConfig {
+    pub enabled: bool,
+    pub strategy: CheckpointStrategy,
+    pub n_ops: usize,
+    pub op_names: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StorageFormat {
+    Parquet,
+    Arrow,
+    Jsonl,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compression {
+    Snappy,
+    Gzip,
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetentionPolicy {
+    KeepAll,
+    KeepFailedOnly,
+    CleanupAll,
+}
+
+/// `intermediate_storage:` section.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct IntermediateStorage {
+    pub format: StorageFormat,
+    pub compression: Compression,
+    pub preserve_intermediate_data: bool,
+    pub retention_policy: RetentionPolicy,
+    pub cleanup_temp_files: bool,
+    pub write_partitions: bool,
+}
+
+/// One `process:` entry, validated and built.
+#[derive(Debug, Clone)]
+pub struct OpConfig {
+    /// 0-based position in `process`.
+    pub index: usize,
+    pub name: String,
+    pub spec: &'static OpSpec,
+    pub params: Params,
+    pub operator: Operator,
+    /// YAML line of the entry, when known.
+    pub line: Option<usize>,
+}
+
+impl OpConfig {
+    pub fn text_key(&self) -> &str {
+        self.params.str("text_key").unwrap_or("text")
+    }
+}
+
+/// A validated recipe.
+#[derive(Debug, Clone)]
+pub struct Recipe {
+    /// Path of the YAML file, as given.
+    pub file: String,
+    /// Exact text of the YAML file (resume compares it).
+    pub source_text: String,
+    pub project_name: String,
+    pub dataset_path: String,
+    pub export_path: String,
+    pub export_shard_size: u64,
+    pub np: usize,
+    pub text_keys: Vec<String>,
+    pub work_dir: Option<String>,
+    pub job_id: Option<String>,
+    pub executor_type: ExecutorType,
+    pub keep_stats_in_res_ds: bool,
+    pub keep_hashes_in_res_ds: bool,
+    pub event_logging: bool,
+    pub process: Vec<OpConfig>,
+    pub partition: PartitionConfig,
+    pub checkpoint: CheckpointConfig,
+    pub intermediate_storage: IntermediateStorage,
+    /// Warnings found while loading (unknown keys, ignored settings).
+    pub warnings: Vec<String>,
+    /// Dotted overrides applied, in order, as `key=value` (resume compares them).
+    pub overrides: Vec<(String, String)>,
+}
+
+/// Top-level keys this engine reads.
+const READ_KEYS: &[&str] = &[
+    "project_name",
+    "dataset_path",
+    "export_path",
+    "export_shard_size",
+    "np",
+    "text_keys",
+    "work_dir",
+    "job_id",
+    "executor_type",
+    "process",
+    "partition",
+    "checkpoint",
+    "intermediate_storage",
+    "keep_stats_in_res_ds",
+    "keep_hashes_in_res_ds",
+    "event_logging",
+];
+
+/// Data-Juicer keys accepted without effect here (tracing, caching, Ray and analysis settings).
+const ACCEPTED_KEYS: &[&str] = &[
+    "export_type",
+    "export_stats",
+    "export_in_parallel",
+    "export_original_dataset",
+    "image_key",
+    "audio_key",
+    "video_key",
+    "image_special_token",
+    "audio_special_token",
+    "video_special_token",
+    "eoc_special_token",
+    "suffixes",
+    "add_suffix",
+    "use_cache",
+    "ds_cache_dir",
+    "cache_compress",
+    "open_tracer",
+    "op_list_to_trace",
+    "trace_num",
+    "trace_keys",
+    "op_fusion",
+    "fusion_strategy",
+    "turbo",
+    "skip_op_error",
+    "use_checkpoint",
+    "temp_dir",
+    "open_insight_mining",
+    "op_list_to_mine",
+    "ray_address",
+    "auto_op_parallelism",
+    "strict_preflight",
+    "override_num_blocks",
+    "debug",
+    "percentiles",
+    "save_stats_in_one_file",
+    "data_probe_algo",
+    "data_probe_ratio",
+    "hpo_config",
+    "adaptive_batch_size",
+    "resource_optimization",
+    "event_log_dir",
+    "checkpoint_dir",
+    "partition_dir",
+    "max_log_size_mb",
+    "backup_count",
+    "use_dag",
+    "dataset",
+    "generated_dataset_config",
+    "validators",
+    "work_dir_cleanup",
+];
+
+impl Recipe {
+    /// Loads `path` and applies `overrides` (`("partition.mode", "manual")`, ...).
+    pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Recipe, RecipeError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| RecipeError::Read { path: path.to_path_buf(), source })?;
+        Recipe::from_str(&path.display().to_string(), &text, overrides)
+    }
+
+    /// Parses recipe `text` (named `file` in errors) and applies `overrides`.
+    pub fn from_str(file: &str, text: &str, overrides: &[(String, String)]) -> Result<Recipe, RecipeError> {
+        let mut root: Yaml = serde_norway::from_str(text)
+            .map_err(|e| RecipeError::Yaml { file: file.to_string(), message: e.to_string() })?;
+        if root.is_null() {
+            root = Yaml::Mapping(Default::default());
+        }
+        if !root.is_mapping() {
+            return Err(RecipeError::Invalid {
+                file: file.into(),
+                line: Some(1),
+                message: "a recipe must be a mapping of keys (dataset_path, process, ...)".into(),
+            });
+        }
+        for (key, value) in overrides {
+            apply_override(&mut root, key, value)?;
+        }
+        let lines = YamlLines::new(text);
+        let ctx = Ctx { file, lines: &lines };
+        let root = yaml_to_json(&root);
+        let map = root.as_object().expect("checked mapping");
+
+        let mut warnings = Vec::new();
+        for key in map.keys() {
+            if READ_KEYS.contains(&key.as_str()) || ACCEPTED_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            // Data-Juicer allows `--<op_name>.<param>` style keys only for ops in the recipe.
+            let names: Vec<&str> = READ_KEYS.iter().chain(ACCEPTED_KEYS).copied().collect();
+            let hint = closest_names(key, &names);
+            let line = lines.find(&[key]).map(|l| format!(" (line {l})")).unwrap_or_default();
+            let hint = if hint.is_empty() { String::new() } else { format!("; did you mean {}?", hint.join(", ")) };
+            warnings.push(format!("{file}: unknown top-level key `{key}`{line} is ignored{hint}"));
+        }
+
+        let project_name = ctx.string(map, "project_name")?.unwrap_or_else(|| "hello_world".into());
+        let dataset_path = ctx
+            .string(map, "dataset_path")?
+            .ok_or_else(|| ctx.err(&[], "missing required key `dataset_path` (the input file, directory or glob)"))?;
+        let export_path = ctx
+            .string(map, "export_path")?
+            .unwrap_or_else(|| "./outputs/hello_world/hello_world.jsonl".into());
+        let export_shard_size = ctx.uint(map, "export_shard_size")?.unwrap_or(0);
+        let np = ctx.uint(map, "np")?.unwrap_or(4).max(1) as usize;
+        let text_keys = match map.get("text_keys") {
+            None | Some(Json::Null) => vec!["text".to_string()],
+            Some(Json::String(s)) => vec![s.clone()],
+            Some(Json::Array(a)) if !a.is_empty() && a.iter().all(Json::is_string) => {
+                a.iter().map(|v| v.as_str().unwrap().to_string()).collect()
+            }
+            Some(_) => return Err(ctx.err(&["text_keys"], "`text_keys` must be a string or a list of strings")),
+        };
+        let executor_type = match ctx.string(map, "executor_type")?.as_deref() {
+            None | Some("default") => ExecutorType::Default,
+            Some("ray") => ExecutorType::Ray,
+            Some("ray_partitioned") => ExecutorType::RayPartitioned,
+            Some(other) => {
+                return Err(ctx.err(
+                    &["executor_type"],
+                    &format!("unsupported executor type `{other}`; expected default, ray or ray_partitioned"),
+                ));
+            }
+        };
+        let partition = ctx.partition(map.get("partition"))?;
+        let checkpoint = ctx.checkpoint(map.get("checkpoint"), &mut warnings)?;
+        let intermediate_storage = ctx.storage(map.get("intermediate_storage"))?;
+        let event_logging = match map.get("event_logging") {
+            Some(Json::Object(o)) => ctx.bool_in(o, &["event_logging", "enabled"])?.unwrap_or(true),
+            Some(Json::Bool(b)) => *b,
+            _ => true,
+        };
+        let default_text_key = text_keys[0].clone();
+        let process = ctx.process(map.get("process"), &default_text_key)?;
+
+        let job_id = ctx.string(map, "job_id")?;
+        Ok(Recipe {
+            file: file.to_string(),
+            source_text: text.to_string(),
+            project_name,
+            dataset_path,
+            export_path,
+            export_shard_size,
+            np,
+            text_keys,
+            work_dir: ctx.string(map, "work_dir")?,
+            job_id,
+            executor_type,
+            keep_stats_in_res_ds: ctx.bool(map, "keep_stats_in_res_ds")?.unwrap_or(false),
+            keep_hashes_in_res_ds: ctx.bool(map, "keep_hashes_in_res_ds")?.unwrap_or(false),
+            event_logging,
+            process,
+            partition,
+            checkpoint,
+            intermediate_storage,
+            warnings,
+            overrides: overrides.to_vec(),
+        })
+    }
+}
+
+/// Applies `a.b.c = value` to the YAML tree. The value is parsed as a YAML scalar
+/// (`true`, `4`, `x`); `checkpoint.op_names` also accepts a comma-separated list.
+fn apply_override(root: &mut Yaml, key: &str, value: &str) -> Result<(), RecipeError> {
+    let err = |message: &str| RecipeError::Override { arg: format!("--{key} {value}"), message: message.into() };
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(err("empty key segment"));
+    }
+    let mut parsed: Yaml = serde_norway::from_str(value).unwrap_or_else(|_| Yaml::String(value.to_string()));
+    if parsed.is_null() && !value.trim().is_empty() && value.trim() != "null" && value.trim() != "~" {
+        parsed = Yaml::String(value.to_string());
+    }
+    if key == "checkpoint.op_names" {
+        if let Yaml::String(s) = &parsed {
+            parsed = Yaml::Sequence(s.split(',').map(|p| Yaml::String(p.trim().to_string())).collect());
+        }
+    }
+    let mut node = root;
+    for (i, part) in parts.iter().enumerate() {
+        // `--<op_name>.<param>`: set the parameter on every entry of that op.
+        if i == 0 && parts.len() == 2 && dj_udfs::lookup(part).is_some() {
+            return override_op_param(node, part, parts[1], parsed).map_err(|m| err(&m));
+        }
+        let map = match node {
+            Yaml::Mapping(m) => m,
+            other if other.is_null() => {
+                *other = Yaml::Mapping(Default::default());
+                other.as_mapping_mut().unwrap()
+            }
+            _ => return Err(err(&format!("`{}` is not a section", parts[..i].join(".")))),
+        };
+        let k = Yaml::String(part.to_string());
+        if i + 1 == parts.len() {
+            map.insert(k, parsed);
+            return Ok(());
+        }
+        node = map.entry(k).or_insert(Yaml::Null);
+    }
+    Ok(())
+}
+
+fn override_op_param(root: &mut Yaml, op: &str, param: &str, value: Yaml) -> Result<(), String> {
+    let process = root
+        .get_mut("process")
+        .and_then(Yaml::as_sequence_mut)
+        .ok_or_else(|| format!("the recipe has no `process` list containing {op}"))?;
+    let mut found = false;
+    for entry in process.iter_mut() {
+        if let Some(Yaml::Mapping(m)) = entry.as_mapping_mut().and_then(|m| m.get_mut(op)).map(|v| {
+            if v.is_null() {
+                *v = Yaml::Mapping(Default::default());
+            }
+            v
+        }) {
+            m.insert(Yaml::String(param.to_string()), value.clone());
+            found = true;
+        }
+    }
+    if found { Ok(()) } else { Err(format!("operator {op} is not in the recipe's process list")) }
+}
+
+/// YAML -> JSON (keys stringified), so op parameters share one value model with the udfs crate.
+fn yaml_to_json(v: &Yaml) -> Json {
+    match v {
+        Yaml::Null => Json::Null,
+        Yaml::Bool(b) => Json::Bool(*b),
+        Yaml::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Json::from(i)
+            } else if let Some(u) = n.as_u64() {
+                Json::from(u)
+            } else {
+                n.as_f64().and_then(serde_json::Number::from_f64).map(Json::Number).unwrap_or(Json::Null)
+            }
+        }
+        Yaml::String(s) => Json::String(s.clone()),
+        Yaml::Sequence(s) => Json::Array(s.iter().map(yaml_to_json).collect()),
+        Yaml::Mapping(m) => Json::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Yaml::String(s) => s.clone(),
+                        other => serde_norway::to_string(other).unwrap_or_default().trim().to_string(),
+                    };
+                    (key, yaml_to_json(v))
+                })
+                .collect(),
+        ),
+        Yaml::Tagged(t) => yaml_to_json(&t.value),
+    }
+}
+
+/// Lookup context: the file name and line index for error messages.
+struct Ctx<'a> {
+    file: &'a str,
+    lines: &'a YamlLines,
+}
+
+type JsonMap = serde_json::Map<String, Json>;
+
+impl Ctx<'_> {
+    fn err(&self, path: &[&str], message: &str) -> RecipeError {
+        RecipeError::Invalid { file: self.file.into(), line: self.lines.find(path), message: message.into() }
+    }
+
+    fn typed<T>(&self, map: &JsonMap, path: &[&str], expected: &str, f: impl Fn(&Json) -> Option<T>) -> Result<Option<T>, RecipeError> {
+        let key = path.last().unwrap();
+        match map.get(*key) {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) => f(v).map(Some).ok_or_else(|| {
+                self.err(path, &format!("`{}` must be {expected}, got {v}", path.join(".")))
+            }),
+        }
+    }
+
+    fn string(&self, map: &JsonMap, key: &str) -> Result<Option<String>, RecipeError> {
+        self.typed(map, &[key], "a string", |v| v.as_str().map(String::from))
+    }
+    fn uint(&self, map: &JsonMap, key: &str) -> Result<Option<u64>, RecipeError> {
+        self.typed(map, &[key], "a non-negative integer", Json::as_u64)
+    }
+    fn bool(&self, map: &JsonMap, key: &str) -> Result<Option<bool>, RecipeError> {
+        self.typed(map, &[key], "true or false", Json::as_bool)
+    }
+    fn bool_in(&self, map: &JsonMap, path: &[&str]) -> Result<Option<bool>, RecipeError> {
+        self.typed(map, path, "true or false", Json::as_bool)
+    }
+
+    fn section<'m>(&self, v: Option<&'m Json>, name: &str, known: &[&str]) -> Result<Option<&'m JsonMap>, RecipeError> {
+        let map = match v {
+            None | Some(Json::Null) => return Ok(None),
+            Some(Json::Object(m)) => m,
+            Some(_) => return Err(self.err(&[name], &format!("`{name}` must be a mapping"))),
+        };
+        for key in map.keys() {
+            if !known.contains(&key.as_str()) {
+                let hint = closest_names(key, known);
+                let hint = if hint.is_empty() { format!("; expected one of {}", known.join(", ")) } else { format!("; did you mean {}?", hint.join(", ")) };
+                return Err(self.err(&[name, key], &format!("unknown key `{name}.{key}`{hint}")));
+            }
+        }
+        Ok(Some(map))
+    }
+
+    fn choice<T: Copy>(&self, map: &JsonMap, path: &[&str], options: &[(&str, T)]) -> Result<Option<T>, RecipeError> {
+        let Some(v) = map.get(*path.last().unwrap()).filter(|v| !v.is_null()) else { return Ok(None) };
+        let s = v.as_str().map(|s| s.trim().to_ascii_lowercase());
+        match s.and_then(|s| options.iter().find(|(n, _)| *n == s).map(|(_, t)| *t)) {
+            Some(t) => Ok(Some(t)),
+            None => {
+                let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+                Err(self.err(path, &format!("`{}` must be one of {}, got {v}", path.join("."), names.join(", "))))
+            }
+        }
+    }
+
+    /// A positive integer or the string "auto" (-> None).
+    fn int_or_auto(&self, map: &JsonMap, path: &[&str]) -> Result<Option<Option<usize>>, RecipeError> {
+        let Some(v) = map.get(*path.last().unwrap()).filter(|v| !v.is_null()) else { return Ok(None) };
+        if let Some(s) = v.as_str() {
+            if s.trim().eq_ignore_ascii_case("auto") {
+                return Ok(Some(None));
+            }
+        }
+        match v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 1.0).map(|f| f as u64)) {
+            Some(n) if n >= 1 => Ok(Some(Some(n as usize))),
+            _ => Err(self.err(path, &format!("`{}` must be a positive integer or \"auto\", got {v}", path.join(".")))),
+        }
+    }
+
+    fn partition(&self, v: Option<&Json>) -> Result<PartitionConfig, RecipeError> {
+        let known = ["mode", "num_of_partitions", "size", "max_concurrent_partitions", "target_size_mb", "max_size_mb", "partitions_per_node"];
+        let mut cfg = PartitionConfig {
+            mode: PartitionMode::Auto,
+            num_of_partitions: 4,
+            size: None,
+            max_concurrent_partitions: None,
+            target_size_mb: 256,
+            max_size_mb: 64,
+        };
+        let Some(map) = self.section(v, "partition", &known)? else { return Ok(cfg) };
+        let p = |k| ["partition", k];
+        if let Some(mode) = self.choice(map, &p("mode"), &[("auto", PartitionMode::Auto), ("manual", PartitionMode::Manual)])? {
+            cfg.mode = mode;
+        }
+        match self.int_or_auto(map, &p("num_of_partitions"))? {
+            Some(Some(n)) => cfg.num_of_partitions = n,
+            Some(None) => cfg.mode = PartitionMode::Auto,
+            None => {}
+        }
+        if let Some(size) = self.typed(map, &p("size"), "a positive integer", |v| v.as_u64().filter(|n| *n > 0))? {
+            if cfg.mode == PartitionMode::Manual && map.get("num_of_partitions").is_some_and(|v| v.is_u64()) {
+                return Err(self.err(&p("size"), "`partition.size` and `partition.num_of_partitions` are mutually exclusive in manual mode"));
+            }
+            cfg.size = Some(size as usize);
+        }
+        if let Some(m) = self.int_or_auto(map, &p("max_concurrent_partitions"))? {
+            cfg.max_concurrent_partitions = m;
+        }
+        if let Some(t) = self.typed(map, &p("target_size_mb"), "an integer", Json::as_i64)? {
+            cfg.target_size_mb = t;
+        }
+        if let Some(t) = self.typed(map, &p("max_size_mb"), "an integer", Json::as_i64)? {
+            cfg.max_size_mb = t;
+        }
+        Ok(cfg)
+    }
+
+    fn checkpoint(&self, v: Option<&Json>, warnings: &mut Vec<String>) -> Result<CheckpointConfig, RecipeError> {
+        let mut cfg = CheckpointConfig { enabled: true, strategy: CheckpointStrategy::EveryNOps, n_ops: 5, op_names: vec![] };
+        let Some(map) = self.section(v, "checkpoint", &["enabled", "strategy", "n_ops", "op_names"])? else { return Ok(cfg) };
+        let p = |k| ["checkpoint", k];
+        if let Some(e) = self.bool_in(map, &p("enabled"))? {
+            cfg.enabled = e;
+        }
+        if map.get("strategy").and_then(Json::as_str) == Some("every_partition") {
+            warnings.push(format!("{}: unknown checkpoint strategy every_partition, defaulting to every_op", self.file));
+            cfg.strategy = CheckpointStrategy::EveryOp;
+        } else if let Some(s) = self.choice(
+            map,
+            &p("strategy"),
+            &[
+                ("every_op", CheckpointStrategy::EveryOp),
+                ("every_n_ops", CheckpointStrategy::EveryNOps),
+                ("manual", CheckpointStrategy::Manual),
+                ("disabled", CheckpointStrategy::Disabled),
+            ],
+        )? {
+            cfg.strategy = s;
+        }
+        if let Some(n) = self.typed(map, &p("n_ops"), "a positive integer", |v| v.as_u64().filter(|n| *n > 0))? {
+            cfg.n_ops = n as usize;
+        }
+        if let Some(names) = self.typed(map, &p("op_names"), "a list of op names", |v| match v {
+            Json::String(s) => Some(s.split(',').map(|p| p.trim().to_string()).filter(|s| !s.is_empty()).collect()),
+            Json::Array(a) => a.iter().map(|x| x.as_str().map(String::from)).collect(),
+            _ => None,
+        })? {
+            cfg.op_names = names;
+        }
+        if cfg.strategy == CheckpointStrategy::Disabled {
+            cfg.enabled = false;
+        }
+        Ok(cfg)
+    }
+
+    fn storage(&self, v: Option<&Json>) -> Result<IntermediateStorage, RecipeError> {
+        let known = ["format", "compression", "preserve_intermediate_data", "retention_policy", "cleanup_temp_files", "cleanup_on_success", "max_retention_days", "write_partitions"];
+        let mut cfg = IntermediateStorage {
+            format: StorageFormat::Parquet,
+            compression: Compression::Snappy,
+            preserve_intermediate_data: false,
+            retention_policy: RetentionPolicy::KeepAll,
+            cleanup_temp_files: true,
+            write_partitions: true,
+        };
+        let Some(map) = self.section(v, "intermediate_storage", &known)? else { return Ok(cfg) };
+        let p = |k| ["intermediate_storage", k];
+        if let Some(f) = self.choice(map, &p("format"), &[("parquet", StorageFormat::Parquet), ("arrow", StorageFormat::Arrow), ("jsonl", StorageFormat::Jsonl)])? {
+            cfg.format = f;
+        }
+        if let Some(c) = self.choice(map, &p("compression"), &[("snappy", Compression::Snappy), ("gzip", Compression::Gzip), ("none", Compression::None)])? {
+            cfg.compression = c;
+        }
+        if let Some(b) = self.bool_in(map, &p("preserve_intermediate_data"))? {
+            cfg.preserve_intermediate_data = b;
+        }
+        if let Some(r) = self.choice(
+            map,
+            &p("retention_policy"),
+            &[("keep_all", RetentionPolicy::KeepAll), ("keep_failed_only", RetentionPolicy::KeepFailedOnly), ("cleanup_all", RetentionPolicy::CleanupAll)],
+        )? {
+            cfg.retention_policy = r;
+        }
+        if let Some(b) = self.bool_in(map, &p("cleanup_temp_files"))? {
+            cfg.cleanup_temp_files = b;
+        }
+        if let Some(b) = self.bool_in(map, &p("write_partitions"))? {
+            cfg.write_partitions = b;
+        }
+        Ok(cfg)
+    }
+
+    fn process(&self, v: Option<&Json>, default_text_key: &str) -> Result<Vec<OpConfig>, RecipeError> {
+        let entries = match v {
+            None | Some(Json::Null) => return Ok(vec![]),
+            Some(Json::Array(a)) => a,
+            Some(_) => return Err(self.err(&["process"], "`process` must be a list of `- op_name: {params}` entries")),
+        };
+        let mut ops = Vec::with_capacity(entries.len());
+        for (index, entry) in entries.iter().enumerate() {
+            let idx = index.to_string();
+            let (name, given) = match entry {
+                Json::String(name) => (name.clone(), JsonMap::new()),
+                Json::Object(m) if m.len() == 1 => {
+                    let (name, params) = m.iter().next().unwrap();
+                    let params = match params {
+                        Json::Null => JsonMap::new(),
+                        Json::Object(p) => p.clone(),
+                        other => {
+                            return Err(self.err(&["process", &idx, name], &format!("parameters of {name} must be a mapping, got {other}")));
+                        }
+                    };
+                    (name.clone(), params)
+                }
+                other => {
+                    return Err(self.err(&["process", &idx], &format!("process entry {} must be `- op_name: {{params}}`, got {other}", index + 1)));
+                }
+            };
+            let line = self.lines.find(&["process", &idx, &name]);
+            let spec = resolve(&name).map_err(|e| RecipeError::Invalid {
+                file: self.file.into(),
+                line,
+                message: format!("process entry {}: {e}", index + 1),
+            })?;
+            let mut given = given;
+            if !given.contains_key("text_key") {
+                given.insert("text_key".into(), Json::String(default_text_key.to_string()));
+            }
+            let (params, operator) = spec.instantiate(&given).map_err(|e: ParamError| RecipeError::Invalid {
+                file: self.file.into(),
+                line: self.lines.find(&["process", &idx, &name, e.param()]).or(line),
+                message: e.to_string(),
+            })?;
+            ops.push(OpConfig { index, name, spec, params, operator, line });
+        }
+        Ok(ops)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RECIPE: &str = "project_name: demo
+dataset_path: data/in.jsonl
+export_path: out/out.jsonl
+np: 2
+process:
+  - whitespace_normalization_mapper:
+  - text_length_filter:
+      min_len: 5
+      max_len: 100
+";
+
+    fn load(text: &str, overrides: &[(&str, &str)]) -> Result<Recipe, RecipeError> {
+        let o: Vec<(String, String)> = overrides.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        Recipe::from_str("r.yaml", text, &o)
+    }
+
+    #[test]
+    fn loads_ops_with_defaults_and_params() {
+        let r = load(RECIPE, &[]).unwrap();
+        assert_eq!(r.np, 2);
+        assert_eq!(r.process.len(), 2);
+        assert_eq!(r.process[1].params.int("min_len"), Some(5));
+        assert_eq!(r.process[1].line, Some(7));
+        assert_eq!(r.checkpoint.strategy, CheckpointStrategy::EveryNOps);
+        assert_eq!(r.checkpoint.n_ops, 5);
+        assert_eq!(r.executor_type, ExecutorType::Default);
+    }
+
+    #[test]
+    fn unknown_param_names_op_line_and_suggestion() {
+        let text = RECIPE.replace("max_len: 100", "max_lenght: 100");
+        let e = load(&text, &[]).unwrap_err().to_string();
+        assert_eq!(e, "r.yaml:9: unknown parameter `max_lenght` of text_length_filter; did you mean max_len?");
+    }
+
+    #[test]
+    fn ill_typed_param_is_an_error_with_line() {
+        let text = RECIPE.replace("min_len: 5", "min_len: five");
+        let e = load(&text, &[]).unwrap_err().to_string();
+        assert_eq!(e, "r.yaml:8: parameter `min_len` of text_length_filter must be an integer, got string \"five\"");
+    }
+
+    #[test]
+    fn unknown_op_is_an_error_with_suggestion() {
+        let text = RECIPE.replace("text_length_filter", "text_lenght_filter");
+        let e = load(&text, &[]).unwrap_err().to_string();
+        assert_eq!(e, "r.yaml:7: process entry 2: unknown operator `text_lenght_filter`; did you mean text_length_filter?");
+    }
+
+    #[test]
+    fn unknown_top_level_key_warns() {
+        let r = load(&format!("{RECIPE}export_pth: x\n"), &[]).unwrap();
+        assert_eq!(r.warnings, vec!["r.yaml: unknown top-level key `export_pth` (line 10) is ignored; did you mean export_path?"]);
+    }
+
+    #[test]
+    fn dotted_overrides_apply() {
+        let r = load(
+            RECIPE,
+            &[
+                ("partition.mode", "manual"),
+                ("partition.num_of_partitions", "4"),
+                ("checkpoint.strategy", "manual"),
+                ("checkpoint.op_names", "a,b"),
+                ("text_length_filter.min_len", "7"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(r.partition.mode, PartitionMode::Manual);
+        assert_eq!(r.partition.num_of_partitions, 4);
+        assert_eq!(r.checkpoint.strategy, CheckpointStrategy::Manual);
+        assert_eq!(r.checkpoint.op_names, vec!["a", "b"]);
+        assert_eq!(r.process[1].params.int("min_len"), Some(7));
+    }
+
+    #[test]
+    fn bad_section_values_are_specific() {
+        let e = load(RECIPE, &[("checkpoint.strategy", "sometimes")]).unwrap_err().to_string();
+        assert_eq!(e, "r.yaml: `checkpoint.strategy` must be one of every_op, every_n_ops, manual, disabled, got \"sometimes\"");
+        let e = load(&format!("{RECIPE}partition:\n  num_partitions: 3\n"), &[]).unwrap_err().to_string();
+        assert!(e.starts_with("r.yaml:11: unknown key `partition.num_partitions`; did you mean num_of_partitions"), "{e}");
+    }
+
+    #[test]
+    fn missing_dataset_path_is_an_error() {
+        let e = load("process: []\n", &[]).unwrap_err().to_string();
+        assert_eq!(e, "r.yaml: missing required key `dataset_path` (the input file, directory or glob)");
+    }
+}

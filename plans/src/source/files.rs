@@ -1,0 +1,135 @@
+//! Input discovery: `dataset_path` as a file, a directory (recursive, sorted) or a glob, and each
+//! file's format and compression from its name.
+
+use std::path::{Path, PathBuf};
+
+use super::SourceError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileFormat {
+    /// One JSON object per line (`.jsonl`, or `.json` not starting with `[`).
+    Jsonl,
+    /// A `.json` file holding one array of objects (loaded whole).
+    JsonArray,
+    Parquet,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+/// Format and compression from a file name, or `None` if it is not a supported input.
+pub fn classify(path: &Path) -> Option<(FileFormat, Compression)> {
+    let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+    let (stem, compression) = if let Some(s) = name.strip_suffix(".gz") {
+        (s, Compression::Gzip)
+    } else if let Some(s) = name.strip_suffix(".zst").or_else(|| name.strip_suffix(".zstd")) {
+        (s, Compression::Zstd)
+    } else {
+        (name.as_str(), Compression::None)
+    };
+    if stem.ends_with(".jsonl") {
+        Some((FileFormat::Jsonl, compression))
+    } else if stem.ends_with(".json") {
+        // Refined to JsonArray by the indexer after looking at the first byte.
+        Some((FileFormat::Jsonl, compression))
+    } else if stem.ends_with(".parquet") && compression == Compression::None {
+        Some((FileFormat::Parquet, compression))
+    } else {
+        None
+    }
+}
+
+/// The input files of `dataset_path`, in order.
+pub fn discover(dataset_path: &str) -> Result<Vec<(PathBuf, FileFormat, Compression)>, SourceError> {
+    let path = Path::new(dataset_path);
+    let mut found = Vec::new();
+    if dataset_path.contains(['*', '?', '[']) && !path.exists() {
+        let entries = glob::glob(dataset_path).map_err(|e| SourceError::Invalid {
+            path: path.to_path_buf(),
+            message: format!("invalid glob pattern: {e}"),
+        })?;
+        for entry in entries {
+            let p = entry.map_err(|e| SourceError::io(e.path(), std::io::Error::other(e.to_string())))?;
+            if p.is_file() {
+                found.push(p);
+            }
+        }
+        found.sort();
+    } else if path.is_dir() {
+        walk(path, &mut found)?;
+        found.sort();
+        found.retain(|p| classify(p).is_some());
+    } else if path.is_file() {
+        found.push(path.to_path_buf());
+    } else {
+        return Err(SourceError::NotFound(dataset_path.to_string()));
+    }
+    if found.is_empty() {
+        return Err(SourceError::NotFound(dataset_path.to_string()));
+    }
+    let mut out = Vec::with_capacity(found.len());
+    for p in found {
+        let Some((format, compression)) = classify(&p) else {
+            return Err(SourceError::Invalid {
+                path: p,
+                message: "unsupported input format; expected .jsonl, .json or .parquet (.jsonl/.json may end in .gz or .zst)".into(),
+            });
+        };
+        out.push((p, format, compression));
+    }
+    let parquet = out.iter().filter(|f| f.1 == FileFormat::Parquet).count();
+    if parquet != 0 && parquet != out.len() {
+        return Err(SourceError::Invalid {
+            path: path.to_path_buf(),
+            message: "mixes parquet and JSON files; use one format per dataset".into(),
+        });
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SourceError> {
+    for entry in std::fs::read_dir(dir).map_err(|e| SourceError::io(dir, e))? {
+        let entry = entry.map_err(|e| SourceError::io(dir, e))?;
+        let p = entry.path();
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Opens a file for sequential reading, decompressing if needed.
+pub(crate) fn open(path: &Path, compression: Compression) -> Result<Box<dyn std::io::Read + Send>, SourceError> {
+    let f = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
+    Ok(match compression {
+        Compression::None => Box::new(f),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(f))),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(f).map_err(|e| SourceError::io(path, e))?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_by_name() {
+        assert_eq!(classify(Path::new("a.jsonl")), Some((FileFormat::Jsonl, Compression::None)));
+        assert_eq!(classify(Path::new("a.jsonl.gz")), Some((FileFormat::Jsonl, Compression::Gzip)));
+        assert_eq!(classify(Path::new("a.JSON.zst")), Some((FileFormat::Jsonl, Compression::Zstd)));
+        assert_eq!(classify(Path::new("a.parquet")), Some((FileFormat::Parquet, Compression::None)));
+        assert_eq!(classify(Path::new("a.csv")), None);
+    }
+}

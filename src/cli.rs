@@ -1,0 +1,88 @@
+//! The binaries' entry points: parse flags, load the recipe, run, report; errors go to stderr
+//! with their context and a non-zero exit.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use dj_plans::Recipe;
+
+use crate::flags::{Format, PlanCommand, PlanFlags, RunFlags, split_overrides};
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DJ_LOG").unwrap_or_else(|_| "warn".into());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
+fn finish(result: Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_recipe(path: &std::path::Path, overrides: &[(String, String)]) -> Result<Recipe> {
+    let recipe = Recipe::load(path, overrides)?;
+    for w in &recipe.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(recipe)
+}
+
+/// `dj-run` / `dj-process`.
+pub fn run_main() -> ExitCode {
+    init_tracing();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (kept, overrides) = match split_overrides(&args, &["config"], &["json", "help", "version"]) {
+        Ok(x) => x,
+        Err(e) => return finish(Err(anyhow::anyhow!(e))),
+    };
+    let mut flags = RunFlags::parse_from(std::iter::once("dj-run".to_string()).chain(kept));
+    flags.overrides = overrides;
+    finish(run_cmd(&flags))
+}
+
+fn run_cmd(flags: &RunFlags) -> Result<()> {
+    let recipe = load_recipe(&flags.config, &flags.overrides)?;
+    let report = runtime()?.block_on(crate::run::run(&recipe)).with_context(|| format!("recipe {} failed", recipe.file))?;
+    if flags.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(())
+}
+
+/// `dj-plan`.
+pub fn plan_main() -> ExitCode {
+    init_tracing();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (kept, overrides) = match split_overrides(&args, &["format"], &["help", "version"]) {
+        Ok(x) => x,
+        Err(e) => return finish(Err(anyhow::anyhow!(e))),
+    };
+    let mut flags = PlanFlags::parse_from(std::iter::once("dj-plan".to_string()).chain(kept));
+    flags.overrides = overrides;
+    finish(plan_cmd(&flags))
+}
+
+fn plan_cmd(flags: &PlanFlags) -> Result<()> {
+    match &flags.command {
+        PlanCommand::Explain { recipe, format } => {
+            let recipe = load_recipe(recipe, &flags.overrides)?;
+            let explained = runtime()?.block_on(crate::explain::explain(&recipe))?;
+            match format {
+                Format::Text => print!("{}", explained.render_text()),
+                Format::Json => println!("{}", serde_json::to_string_pretty(&explained)?),
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,62 @@
+//! `dj-plan explain`: the recipe's optimized logical plan and its physical plan, as text or JSON.
+
+use anyhow::Result;
+use datafusion::physical_plan::displayable;
+use dj_plans::Recipe;
+
+use crate::run::prepare;
+
+/// The plans of one recipe.
+#[derive(Debug, serde::Serialize)]
+pub struct Explained {
+    pub recipe: String,
+    pub executor_type: dj_plans::ExecutorType,
+    pub input_rows: u64,
+    pub partitions: Vec<[u64; 2]>,
+    pub ops: Vec<String>,
+    pub logical_plan: Vec<String>,
+    pub physical_plan: Vec<String>,
+}
+
+pub async fn explain(recipe: &Recipe) -> Result<Explained> {
+    let job = prepare(recipe).await?;
+    let optimized = job.ctx.state().optimize(&job.compiled.plan)?;
+    let lines = |s: String| s.lines().map(str::to_string).collect::<Vec<_>>();
+    Ok(Explained {
+        recipe: recipe.file.clone(),
+        executor_type: recipe.executor_type,
+        input_rows: job.index.total_rows,
+        partitions: job.ranges.iter().map(|r| [r.start, r.end]).collect(),
+        ops: recipe.process.iter().map(|o| format!("#{} {} ({})", o.index, o.name, o.spec.kind.as_str())).collect(),
+        logical_plan: lines(optimized.display_indent().to_string()),
+        physical_plan: lines(displayable(job.physical.as_ref()).indent(false).to_string()),
+    })
+}
+
+impl Explained {
+    pub fn render_text(&self) -> String {
+        let ranges: Vec<String> = self.partitions.iter().map(|[a, b]| format!("[{a}, {b})")).collect();
+        let mut s = format!(
+            "recipe: {}\nexecutor: {:?}, input rows: {}, partitions: {} {}\nops:\n",
+            self.recipe,
+            self.executor_type,
+            self.input_rows,
+            self.partitions.len(),
+            ranges.join(" ")
+        );
+        for op in &self.ops {
+            s.push_str(&format!("  {op}\n"));
+        }
+        s.push_str("\n== logical plan ==\n");
+        for l in &self.logical_plan {
+            s.push_str(l);
+            s.push('\n');
+        }
+        s.push_str("\n== physical plan ==\n");
+        for l in &self.physical_plan {
+            s.push_str(l);
+            s.push('\n');
+        }
+        s
+    }
+}

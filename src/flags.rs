@@ -1,0 +1,123 @@
+//! Command-line flags of `dj-run`/`dj-process` and `dj-plan`, documented in one place.
+//!
+//! Besides the flags below, every `--key value` (or `--key=value`) not listed is a Data-Juicer
+//! recipe override: `--np 4`, `--export_path out.jsonl`, `--partition.mode manual`,
+//! `--checkpoint.op_names a,b`, `--text_length_filter.min_len 20`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Runs a Data-Juicer recipe on DataFusion.
+#[derive(Debug, Parser)]
+#[command(name = "dj-run", version, about, after_help = OVERRIDES_HELP)]
+pub struct RunFlags {
+    /// The recipe YAML file.
+    #[arg(long, short = 'c')]
+    pub config: PathBuf,
+    /// Print the run report as JSON on stdout instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Recipe overrides (`--key value`), collected by [`split_overrides`].
+    #[arg(skip)]
+    pub overrides: Vec<(String, String)>,
+}
+
+/// Shows how a recipe compiles to DataFusion plans.
+#[derive(Debug, Parser)]
+#[command(name = "dj-plan", version, about, after_help = OVERRIDES_HELP)]
+pub struct PlanFlags {
+    #[command(subcommand)]
+    pub command: PlanCommand,
+    #[arg(skip)]
+    pub overrides: Vec<(String, String)>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Print the logical and physical plan of a recipe, labelled with its op names.
+    Explain {
+        /// The recipe YAML file.
+        recipe: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+const OVERRIDES_HELP: &str = "Any other --key value pair overrides the recipe, Data-Juicer style: \
+--np 4, --export_path out.jsonl, --partition.mode manual, --partition.num_of_partitions 4, \
+--checkpoint.strategy every_op, --checkpoint.op_names a,b, --<op_name>.<param> value.";
+
+/// Splits `args` (without the program name) into the ones clap parses and recipe overrides.
+/// `own` lists this program's flags that take a value; `switches` those that take none.
+pub fn split_overrides(args: &[String], own: &[&str], switches: &[&str]) -> Result<(Vec<String>, Vec<(String, String)>), String> {
+    let mut kept = Vec::new();
+    let mut overrides = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let Some(flag) = a.strip_prefix("--").filter(|f| !f.is_empty()) else {
+            kept.push(a.clone());
+            i += 1;
+            continue;
+        };
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (flag, None),
+        };
+        if switches.contains(&name) {
+            kept.push(a.clone());
+            i += 1;
+        } else if own.contains(&name) {
+            kept.push(a.clone());
+            if inline.is_none() && i + 1 < args.len() {
+                kept.push(args[i + 1].clone());
+                i += 1;
+            }
+            i += 1;
+        } else {
+            let value = match inline {
+                Some(v) => v,
+                None if i + 1 < args.len() && !args[i + 1].starts_with("--") => {
+                    i += 1;
+                    args[i].clone()
+                }
+                // A bare flag is a boolean override, as jsonargparse reads it.
+                None => "true".to_string(),
+            };
+            overrides.push((name.to_string(), value));
+            i += 1;
+        }
+    }
+    Ok((kept, overrides))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separates_own_flags_from_overrides() {
+        let args: Vec<String> = ["--config", "r.yaml", "--partition.mode", "manual", "--np=3", "--json", "--keep_stats_in_res_ds"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let (kept, o) = split_overrides(&args, &["config"], &["json", "help", "version"]).unwrap();
+        assert_eq!(kept, vec!["--config", "r.yaml", "--json"]);
+        assert_eq!(
+            o,
+            vec![
+                ("partition.mode".to_string(), "manual".to_string()),
+                ("np".to_string(), "3".to_string()),
+                ("keep_stats_in_res_ds".to_string(), "true".to_string())
+            ]
+        );
+    }
+}

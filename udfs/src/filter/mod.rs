@@ -1,0 +1,27 @@
+//! Filters: a stat per sample into `__dj__stats__`, and a range that keeps samples.
+
+pub mod length;
+pub mod ratio;
+pub mod repetition;
+
+use std::sync::Arc;
+
+use crate::operator::{FilterOp, Operator, StatRange};
+use crate::params::Params;
+use crate::udf::{StatUdf, TextStat, UdfIdentity};
+
+/// Builds a filter whose stat UDF is named after the op (so plans read as the recipe does).
+pub(crate) fn build_filter(
+    params: &Params,
+    stat_key: &'static str,
+    stat: Arc<dyn TextStat>,
+    min: Option<f64>,
+    max: Option<f64>,
+) -> Operator {
+    let id = UdfIdentity { name: params.op().to_string(), config: params.to_json().to_string() };
+    Operator::Filter(FilterOp {
+        stat_key,
+        stat_udf: StatUdf::new_udf(id, stat),
+        range: StatRange::from_params(params, min, max),
+    })
+}

@@ -1,0 +1,204 @@
+//! `character_repetition_filter`: character n-gram repetition ratio.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::filter::build_filter;
+use crate::operator::Operator;
+use crate::params::{ParamError, ParamSpec, ParamType, Params};
+use crate::registry::{OpKind, OpSpec};
+use crate::udf::{StatType, StatValue, TextStat};
+
+/// FxHash-style hasher for n-gram keys (no DoS concern: keys are a row's own substrings).
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0xf135_7aea_2e62_a9c5;
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            h = (h.rotate_left(26) ^ u64::from_le_bytes(c.try_into().unwrap())).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(26) ^ b as u64).wrapping_mul(K);
+        }
+        self.0 = h;
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+}
+
+/// `char_rep_ratio` with n-gram length `n` (> 0), as Data-Juicer computes it: count every
+/// overlapping n-code-point substring; with the counts sorted descending, take
+/// `k = min(int(sqrt(#distinct)), #distinct - #singletons)` and return
+/// `sum(top k counts) / sum(all counts)`; 0.0 when the text is shorter than `n`.
+pub fn char_rep_ratio(text: &str, n: usize) -> f64 {
+    assert!(n > 0, "rep_len must be positive");
+    // Byte offset of every code point, plus the end.
+    let offsets: Vec<usize> = if text.is_ascii() {
+        Vec::new()
+    } else {
+        text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len())).collect()
+    };
+    let len = if text.is_ascii() { text.len() } else { offsets.len() - 1 };
+    if len < n {
+        return 0.0;
+    }
+    let at = |i: usize| if offsets.is_empty() { i } else { offsets[i] };
+    let total = len - n + 1;
+    let mut freq: HashMap<&str, u32, BuildHasherDefault<FxHasher>> =
+        HashMap::with_capacity_and_hasher(total.min(1 << 20), Default::default());
+    for i in 0..total {
+        *freq.entry(&text[at(i)..at(i + n)]).or_insert(0) += 1;
+    }
+    let mut counts: Vec<u32> = freq.into_values().collect();
+    let distinct = counts.len();
+    let singletons = counts.iter().filter(|&&c| c == 1).count();
+    // int(np.sqrt(len)) on a float, as in Python.
+    let k = ((distinct as f64).sqrt() as usize).min(distinct - singletons);
+    if k == 0 {
+        return 0.0;
+    }
+    counts.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+    let top: u64 = counts[..k].iter().map(|&c| c as u64).sum();
+    top as f64 / total as f64
+}
+
+#[derive(Debug)]
+struct CharRepRatio {
+    n: usize,
+}
+
+impl TextStat for CharRepRatio {
+    fn stat_type(&self) -> StatType {
+        StatType::Float64
+    }
+    fn compute(&self, text: &str) -> StatValue {
+        StatValue::Float(char_rep_ratio(text, self.n))
+    }
+}
+
+pub fn character_repetition_spec() -> OpSpec {
+    OpSpec {
+        name: "character_repetition_filter",
+        kind: OpKind::Filter,
+        params: || {
+            vec![
+                ParamSpec::new("rep_len", ParamType::Int, json!(10), "character n-gram length (positive)"),
+                ParamSpec::new("min_ratio", ParamType::Float, json!(0.0), "minimum repetition ratio"),
+                ParamSpec::new("max_ratio", ParamType::Float, json!(0.5), "maximum repetition ratio"),
+            ]
+        },
+        build: build_character_repetition,
+        doc: "Keep samples whose character n-gram repetition ratio is within [min_ratio, max_ratio].",
+    }
+}
+
+fn build_character_repetition(p: &Params) -> Result<Operator, ParamError> {
+    // pydantic PositiveInt in Data-Juicer.
+    let n = match p.int("rep_len") {
+        Some(n) if n > 0 => n as usize,
+        Some(n) => return Err(p.invalid("rep_len", format!("must be a positive integer, got {n}"))),
+        None => return Err(p.invalid("rep_len", "must be a positive integer, got null")),
+    };
+    Ok(build_filter(p, "char_rep_ratio", Arc::new(CharRepRatio { n }), p.float("min_ratio"), p.float("max_ratio")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapper::test_support::{build, float_stats};
+    use serde_json::json;
+
+    const REP_LENS: [usize; 4] = [10, 1, 3, 50];
+
+    /// (text, char_rep_ratio for rep_len 10, 1, 3, 50), CharacterRepetitionFilter in
+    /// Data-Juicer 1.6.1.
+    const CASES: &[(&str, [f64; 4])] = &[
+        ("", [0.0, 0.0, 0.0, 0.0]),
+        ("   ", [0.0, 1.0, 0.0, 0.0]),
+        ("\t\n", [0.0, 0.0, 0.0, 0.0]),
+        ("Hello world!", [0.0, 0.4166666666666667, 0.0, 0.0]),
+        ("Hello, world! This is a test.", [0.0, 0.4482758620689655, 0.07407407407407407, 0.0]),
+        ("a - b -- c ... d", [0.0, 0.5625, 0.0, 0.0]),
+        ("数据处理 是 一个 测试。", [0.0, 0.23076923076923078, 0.0, 0.0]),
+        ("e\u{301} cafe\u{301} naïve", [0.0, 0.5, 0.16666666666666666, 0.0]),
+        ("😀 😀😀 hi😀 🇨🇳 👍🏽", [0.0, 0.5714285714285714, 0.0, 0.0]),
+        ("مرحبا بالعالم، كيف حالك؟", [0.0, 0.4166666666666667, 0.0, 0.0]),
+        ("full\u{3000}width\u{3000}space ｆｕｌｌ", [0.0, 0.2857142857142857, 0.0, 0.0]),
+        ("nbsp\u{a0}inside word\u{2003}em", [0.0, 0.3157894736842105, 0.0, 0.0]),
+        ("x\u{1c}y\u{1d}z\u{1e}\u{1f}", [0.0, 0.0, 0.0, 0.0]),
+        ("123 456 7.8 9,0", [0.0, 0.2, 0.0, 0.0]),
+        ("__init__ --flag", [0.0, 0.5333333333333333, 0.0, 0.0]),
+        ("\u{200b}\u{200b}zero\u{200b} width", [0.0, 0.23076923076923078, 0.0, 0.0]),
+        ("‘quoted’ “double” «guillemets»", [0.0, 0.4, 0.0, 0.0]),
+        ("Ⅷ ² ½ ١٢٣ ３", [0.0, 0.36363636363636365, 0.0, 0.0]),
+        ("ǅ ǈ ß ǲ", [0.0, 0.42857142857142855, 0.0, 0.0]),
+        ("\u{301}\u{301}", [0.0, 1.0, 0.0, 0.0]),
+        ("line1\nline2\rline3\r\nline4", [0.0, 0.5, 0.45454545454545453, 0.0]),
+        ("①②③ ⑴ ⒈", [0.0, 0.2857142857142857, 0.0, 0.0]),
+        ("aaaaaaaaa b", [0.0, 0.8181818181818182, 0.7777777777777778, 0.0]),
+        ("the the the the the the the the the the the the the the", [0.5217391304347826, 0.509090909090909, 0.5094339622641509, 0.6666666666666666]),
+        ("abcabcabcabcabcabcabcabcabcabcabc", [0.3333333333333333, 0.3333333333333333, 0.3548387096774194, 0.0]),
+        ("abababababababababababababababababababab", [0.5161290322580645, 0.5, 0.5, 0.0]),
+        ("中文中文中文中文中文中文中文", [0.6, 0.5, 0.5, 0.0]),
+        ("🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂", [1.0, 1.0, 1.0, 0.0]),
+        ("שלום עולם!", [0.0, 0.4, 0.0, 0.0]),
+        ("\u{1e030}\u{11bf0} new", [0.0, 0.0, 0.0, 0.0]),
+        ("\u{11db0}\u{11de0} u17", [0.0, 0.0, 0.0, 0.0]),
+        ("ก\u{e34}น ข\u{e49}าว", [0.0, 0.0, 0.0, 0.0]),
+        ("#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m", [0.0, 0.43103448275862066, 0.0, 0.0]),
+        ("tab\tsep\tvalues\t", [0.0, 0.4666666666666667, 0.0, 0.0]),
+        ("ａｂｃ！？。、", [0.0, 0.0, 0.0, 0.0]),
+        ("�\u{fffc}\u{ad}\u{feff}", [0.0, 0.0, 0.0, 0.0]),
+        ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", [0.9866666666666667, 0.9880952380952381, 0.9878048780487805, 0.9714285714285714]),
+    ];
+
+    #[test]
+    fn char_rep_ratio_matches_data_juicer() {
+        for (text, want) in CASES {
+            for (n, want) in REP_LENS.iter().zip(want) {
+                assert_eq!(char_rep_ratio(text, *n), *want, "rep_len {n} text {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_texts() {
+        let want: [[f64; 3]; 4] = [[0.1785960736466282, 0.00705063455711014, 1.0], [0.39286, 0.00705, 1.0], [0.2143142862857257, 0.007050141002820056, 1.0], [0.17858750787886063, 0.007053456193534832, 1.0]];
+        let bigs = crate::mapper::test_support::big_texts();
+        for (n, want) in REP_LENS.iter().zip(want) {
+            for (text, want) in bigs.iter().zip(want) {
+                assert_eq!(char_rep_ratio(text, *n), want, "rep_len {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn through_udf_and_params() {
+        let op = build("character_repetition_filter", json!({"rep_len": 2, "max_ratio": 0.9})).unwrap();
+        let Operator::Filter(f) = &op else { panic!() };
+        assert_eq!(f.stat_key, "char_rep_ratio");
+        assert_eq!((f.range.min, f.range.max), (Some(0.0), Some(0.9)));
+        // "aaaa": bigram "aa" x3 -> k = min(1, 1) = 1 -> 3/3
+        assert_eq!(float_stats(&op, &[Some("aaaa"), Some("a"), None]), vec![Some(1.0), Some(0.0), None]);
+        let Operator::Filter(f) = build("character_repetition_filter", json!({})).unwrap() else { panic!() };
+        assert_eq!((f.range.min, f.range.max), (Some(0.0), Some(0.5)));
+
+        for bad in [json!(0), json!(-3), json!(null)] {
+            let e = build("character_repetition_filter", json!({"rep_len": bad})).unwrap_err();
+            assert_eq!(e.param(), "rep_len");
+            assert!(matches!(e, ParamError::Invalid { .. }), "{e:?}");
+        }
+        let e = build("character_repetition_filter", json!({"rep_len": 2.5})).unwrap_err();
+        assert!(matches!(e, ParamError::WrongType { .. }), "{e:?}");
+    }
+}

@@ -1,0 +1,26 @@
+//! Data-Juicer operators for dj-fusion.
+//!
+//! Each operator is a pure function over text (tested on its own) plus a DataFusion UDF wrapper that
+//! applies it to whole Arrow string arrays. [`registry`] maps Data-Juicer op names to their parameter
+//! schema and constructor, so a recipe's `process:` list can be validated and built.
+
+pub mod dedup;
+pub mod filter;
+pub mod mapper;
+pub mod operator;
+pub mod params;
+pub mod pyfloat;
+pub mod registry;
+pub mod text;
+pub mod udf;
+
+pub use operator::{DedupOp, FilterOp, Operator, StatRange};
+pub use params::{ParamError, ParamSpec, ParamType, Params};
+pub use registry::{OpKind, OpSpec, lookup, registry};
+
+/// Name of the struct column holding per-sample stats, as Data-Juicer names it.
+pub const STATS_COLUMN: &str = "__dj__stats__";
+/// Name of the column holding the document hash of `document_deduplicator`.
+pub const HASH_COLUMN: &str = "__dj__hash";
+/// Python's `sys.maxsize`, Data-Juicer's default upper bound.
+pub const PY_MAXSIZE: i64 = i64::MAX;

@@ -1,0 +1,105 @@
+//! A built operator: what the plan compiler needs to place one recipe step in a plan.
+
+use std::sync::Arc;
+
+use datafusion_expr::ScalarUDF;
+
+use crate::params::Params;
+use crate::registry::OpKind;
+
+/// One recipe step, built and ready to plan.
+#[derive(Debug, Clone)]
+pub enum Operator {
+    /// Rewrites the text column: `text := udf(text)`.
+    Mapper { udf: Arc<ScalarUDF> },
+    /// Computes a stat into `__dj__stats__` then keeps the rows whose stat is in range.
+    Filter(FilterOp),
+    /// Computes a hash column, then a global node keeps one row per hash.
+    Deduplicator(DedupOp),
+}
+
+impl Operator {
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Operator::Mapper { .. } => OpKind::Mapper,
+            Operator::Filter(_) => OpKind::Filter,
+            Operator::Deduplicator(_) => OpKind::Deduplicator,
+        }
+    }
+}
+
+/// A filter: one stat computed from the text, and the range that keeps a row.
+#[derive(Debug, Clone)]
+pub struct FilterOp {
+    /// Key inside `__dj__stats__` (Data-Juicer's StatsKeys name, e.g. `text_len`).
+    pub stat_key: &'static str,
+    /// Text -> stat (Int64 or Float64).
+    pub stat_udf: Arc<ScalarUDF>,
+    pub range: StatRange,
+}
+
+/// Data-Juicer's `Filter.get_keep_boolean`: optional bounds, closedness, and `reversed_range`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StatRange {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub min_closed: bool,
+    pub max_closed: bool,
+    /// Negate the range test (closedness flags already flipped, see [`StatRange::from_params`]).
+    pub reversed: bool,
+}
+
+impl StatRange {
+    /// Reads `min_closed_interval`, `max_closed_interval` and `reversed_range` from the params.
+    /// As in Data-Juicer, `reversed_range` flips both closedness flags and negates the test, so
+    /// a value exactly on a bound is kept both with and without `reversed_range`.
+    pub fn from_params(params: &Params, min: Option<f64>, max: Option<f64>) -> StatRange {
+        let reversed = params.bool("reversed_range");
+        let closed = |name: &str| {
+            let c = params.raw(name).as_bool().unwrap_or(true);
+            if reversed { !c } else { c }
+        };
+        StatRange {
+            min,
+            max,
+            min_closed: closed("min_closed_interval"),
+            max_closed: closed("max_closed_interval"),
+            reversed,
+        }
+    }
+
+    /// Whether a row with stat `v` is kept (reference semantics, used by tests and non-SQL paths).
+    pub fn keeps(&self, v: f64) -> bool {
+        let mut keep = true;
+        if let Some(lo) = self.min {
+            keep &= if self.min_closed { v >= lo } else { v > lo };
+        }
+        if let Some(hi) = self.max {
+            keep &= if self.max_closed { v <= hi } else { v < hi };
+        }
+        if self.reversed { !keep } else { keep }
+    }
+}
+
+/// A deduplicator: a UDF computing the hash column from the text; rows with equal hashes are
+/// duplicates and the first in dataset order is kept.
+#[derive(Debug, Clone)]
+pub struct DedupOp {
+    pub hash_column: &'static str,
+    pub hash_udf: Arc<ScalarUDF>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reversed_range_keeps_the_bounds_too() {
+        let r = StatRange { min: Some(1.0), max: Some(3.0), min_closed: true, max_closed: true, reversed: false };
+        let rev = StatRange { min_closed: false, max_closed: false, reversed: true, ..r };
+        let kept = |r: &StatRange| [0.0, 1.0, 2.0, 3.0, 4.0].map(|v| r.keeps(v));
+        assert_eq!(kept(&r), [false, true, true, true, false]);
+        // Data-Juicer 1.6.1 (observed in the golden corpus): bounds survive both directions.
+        assert_eq!(kept(&rev), [true, true, false, true, true]);
+    }
+}

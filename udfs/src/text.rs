@@ -1,0 +1,497 @@
+//! Python-compatible text primitives shared by the text operators.
+//!
+//! Data-Juicer's rule-based ops are defined by what CPython 3.11 `str` methods, the `regex` module
+//! and a few Data-Juicer tables do, which differ from Rust's `char` predicates in small ways (for
+//! example Python's `str.isspace()` includes U+001C..U+001F, `str.isalnum()` is true for numeric
+//! marks Rust's `char::is_alphanumeric` accepts differently, and the `regex` module carries a newer
+//! Unicode version than Rust's `regex` crate). The tables below were generated from the reference
+//! environment by `udfs/data/gen_tables.py` (CPython 3.11.7 / Unicode 14.0.0, `emoji` 2.2.0,
+//! `regex` 2026.11.19) and are built once on first use.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+/// A set of code points with O(1) lookup for ASCII and the BMP and a binary search above it.
+pub struct CharSet {
+    ascii: u128,
+    bmp: Box<[u64; 1024]>,
+    /// Sorted, non-overlapping inclusive ranges (the whole set).
+    ranges: Vec<(u32, u32)>,
+}
+
+impl std::fmt::Debug for CharSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CharSet").field("ranges", &self.ranges.len()).finish()
+    }
+}
+
+impl CharSet {
+    /// Builds the set from inclusive ranges (any order; overlaps are merged).
+    pub fn from_ranges(ranges: impl IntoIterator<Item = (u32, u32)>) -> CharSet {
+        let mut rs: Vec<(u32, u32)> = ranges.into_iter().collect();
+        rs.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(rs.len());
+        for (a, b) in rs {
+            match merged.last_mut() {
+                Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        let mut ascii = 0u128;
+        let mut bmp = Box::new([0u64; 1024]);
+        for &(a, b) in &merged {
+            for c in a..=b.min(0xFFFF) {
+                if c < 128 {
+                    ascii |= 1 << c;
+                }
+                bmp[(c >> 6) as usize] |= 1 << (c & 63);
+            }
+        }
+        CharSet { ascii, bmp, ranges: merged }
+    }
+
+    /// Parses a table of `START END` hex ranges or single hex code points, one per line.
+    fn parse(table: &str) -> CharSet {
+        let hex = |s: &str| u32::from_str_radix(s, 16).expect("bad hex in a text table");
+        CharSet::from_ranges(table.lines().filter(|l| !l.trim().is_empty()).map(|l| {
+            let mut it = l.split_whitespace();
+            let a = hex(it.next().unwrap());
+            let b = it.next().map_or(a, hex);
+            (a, b)
+        }))
+    }
+
+    #[inline]
+    pub fn contains(&self, c: char) -> bool {
+        let c = c as u32;
+        if c < 128 {
+            self.ascii & (1 << c) != 0
+        } else if c < 0x10000 {
+            self.bmp[(c >> 6) as usize] & (1 << (c & 63)) != 0
+        } else {
+            self.ranges
+                .binary_search_by(|&(a, b)| {
+                    if b < c {
+                        std::cmp::Ordering::Less
+                    } else if a > c {
+                        std::cmp::Ordering::Greater
+                    } else {
+                        std::cmp::Ordering::Equal
+                    }
+                })
+                .is_ok()
+        }
+    }
+
+    /// The set as sorted inclusive ranges.
+    pub fn ranges(&self) -> &[(u32, u32)] {
+        &self.ranges
+    }
+
+    /// The body of a Rust `regex` character class matching exactly this set (without brackets).
+    pub fn regex_class_body(&self) -> String {
+        let mut s = String::with_capacity(self.ranges.len() * 20);
+        for &(a, b) in &self.ranges {
+            if a == b {
+                s.push_str(&format!("\\x{{{a:X}}}"));
+            } else {
+                s.push_str(&format!("\\x{{{a:X}}}-\\x{{{b:X}}}"));
+            }
+        }
+        s
+    }
+}
+
+/// Python `str.isspace()` for one character (bidi class WS/B/S or category Zs): includes
+/// U+001C..U+001F, which Rust's `char::is_whitespace` does not.
+#[inline]
+pub fn is_py_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t'..='\r'
+            | '\u{1c}'..='\u{20}'
+            | '\u{85}'
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+    )
+}
+
+/// Python `str.strip()` with no argument.
+#[inline]
+pub fn py_strip(s: &str) -> &str {
+    s.trim_matches(is_py_space)
+}
+
+/// The `regex` module's `\s` in a str pattern (Unicode White_Space; unlike `str.isspace()` it
+/// excludes U+001C..U+001F).
+#[inline]
+pub fn is_regex_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t'..='\r'
+            | ' '
+            | '\u{85}'
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+    )
+}
+
+/// A line boundary of Python `str.splitlines()` (`\r\n` counts as one, see [`py_splitlines`]).
+#[inline]
+pub fn is_py_line_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// Python `str.splitlines()` (no `keepends`): splits on every Unicode line boundary, `\r\n` as one;
+/// a trailing boundary does not produce an empty last line.
+pub fn py_splitlines(s: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut it = s.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        if is_py_line_break(c) {
+            lines.push(&s[start..i]);
+            let mut end = i + c.len_utf8();
+            if c == '\r' && it.peek().is_some_and(|&(_, n)| n == '\n') {
+                it.next();
+                end += 1;
+            }
+            start = end;
+        }
+    }
+    if start < s.len() {
+        lines.push(&s[start..]);
+    }
+    lines
+}
+
+static PY_ALNUM: LazyLock<CharSet> =
+    LazyLock::new(|| CharSet::parse(include_str!("../data/py_isalnum.txt")));
+
+/// Python `str.isalnum()` for one character (CPython 3.11, Unicode 14.0): `isalpha()` (categories
+/// Lu Ll Lt Lm Lo) or `isdecimal()`/`isdigit()`/`isnumeric()` (Numeric_Type set). Generated from
+/// the reference interpreter, so Unicode-version differences with Rust do not leak in.
+#[inline]
+pub fn is_py_alnum(c: char) -> bool {
+    if c.is_ascii() { c.is_ascii_alphanumeric() } else { PY_ALNUM.contains(c) }
+}
+
+static SPECIAL_CHARACTERS: LazyLock<CharSet> =
+    LazyLock::new(|| CharSet::parse(include_str!("../data/special_characters.txt")));
+
+/// Data-Juicer's `SPECIAL_CHARACTERS` (ops/common/special_characters.py) tested against one
+/// character: `string.punctuation + string.digits + string.whitespace`, the extra literal set, and
+/// every single-code-point key of `emoji.EMOJI_DATA` (emoji 2.2.0). Multi-code-point emoji keys are
+/// in the Python set too, but a single character can never equal them.
+#[inline]
+pub fn is_special_char(c: char) -> bool {
+    SPECIAL_CHARACTERS.contains(c)
+}
+
+/// The set behind [`is_special_char`].
+pub fn special_characters() -> &'static CharSet {
+    &SPECIAL_CHARACTERS
+}
+
+/// Data-Juicer's `VARIOUS_WHITESPACES` (23 code points, TAB included, newlines not).
+#[inline]
+pub fn is_various_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | ' '
+            | '\u{84}'
+            | '\u{a0}'
+            | '\u{2000}'..='\u{200d}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{2060}'
+            | '\u{3000}'
+            | '\u{fffc}'
+    )
+}
+
+static REGEX_WORD: LazyLock<CharSet> =
+    LazyLock::new(|| CharSet::parse(include_str!("../data/regex_word.txt")));
+static REGEX_DIGIT: LazyLock<CharSet> =
+    LazyLock::new(|| CharSet::parse(include_str!("../data/regex_digit.txt")));
+
+/// The `regex` module's `\w` in a str pattern (its Unicode tables, currently 17.0).
+pub fn regex_word() -> &'static CharSet {
+    &REGEX_WORD
+}
+
+/// The `regex` module's `\d` in a str pattern (Unicode Nd, its Unicode version).
+pub fn regex_digit() -> &'static CharSet {
+    &REGEX_DIGIT
+}
+
+/// Data-Juicer's `split_on_whitespace(document, new_line, tab)`: split on the ASCII space (and
+/// `\n` / `\t` when enabled) only, dropping empty pieces. Other Unicode whitespace stays inside
+/// words.
+pub fn split_on_whitespace(doc: &str, new_line: bool, tab: bool) -> impl Iterator<Item = &str> {
+    doc.split(move |c| c == ' ' || (new_line && c == '\n') || (tab && c == '\t')).filter(|w| !w.is_empty())
+}
+
+/// `get_words_from_document(doc)` without a tokenizer: [`split_on_whitespace`] on space, newline
+/// and tab.
+pub fn words_from_document(doc: &str) -> impl Iterator<Item = &str> {
+    split_on_whitespace(doc, true, true)
+}
+
+/// Data-Juicer's `strip(document, strip_characters)`: drop leading and trailing characters of the
+/// set.
+#[inline]
+pub fn strip_chars<'a>(s: &'a str, set: &CharSet) -> &'a str {
+    s.trim_matches(|c| set.contains(c))
+}
+
+/// Data-Juicer's `words_refinement(words, lower_case, strip_chars)` without word augmentation
+/// (none of the ops here use it): optionally lower-case (Python `str.lower()`), then strip the set
+/// from both ends and drop words that become empty.
+pub fn words_refinement<'a>(
+    words: impl IntoIterator<Item = &'a str>,
+    lower_case: bool,
+    strip: Option<&'a CharSet>,
+) -> impl Iterator<Item = Cow<'a, str>> {
+    words.into_iter().filter_map(move |w| {
+        let w: Cow<'a, str> = if lower_case { py_lower(w) } else { Cow::Borrowed(w) };
+        let Some(set) = strip else { return Some(w) };
+        let refined = match w {
+            Cow::Borrowed(b) => Cow::Borrowed(strip_chars(b, set)),
+            Cow::Owned(o) => Cow::Owned(strip_chars(&o, set).to_string()),
+        };
+        (!refined.is_empty()).then_some(refined)
+    })
+}
+
+/// Python `str.lower()`: full lower-case mapping (e.g. U+0130 -> "i\u{307}") with the Final_Sigma
+/// rule for U+03A3. This is Rust's `str::to_lowercase`, which implements the same algorithm, except
+/// for the characters whose lower-case mapping arrived after Unicode 14: CPython 3.11 leaves them
+/// unchanged, and so does this (a unit test checks every code point against CPython's table).
+pub fn py_lower(s: &str) -> Cow<'_, str> {
+    if s.bytes().all(|b| !b.is_ascii_uppercase() && b < 128) {
+        return Cow::Borrowed(s);
+    }
+    let newer = &*LOWER_AFTER_14;
+    if !s.chars().any(|c| newer.contains(c)) {
+        let lowered = s.to_lowercase();
+        return if lowered == s { Cow::Borrowed(s) } else { Cow::Owned(lowered) };
+    }
+    // Rare: lower-case the runs between characters CPython 3.11 does not map.
+    let mut out = String::with_capacity(s.len());
+    let mut run_start = 0;
+    for (i, c) in s.char_indices() {
+        if newer.contains(c) {
+            out.push_str(&s[run_start..i].to_lowercase());
+            out.push(c);
+            run_start = i + c.len_utf8();
+        }
+    }
+    out.push_str(&s[run_start..].to_lowercase());
+    Cow::Owned(out)
+}
+
+/// Characters Rust's (newer) Unicode tables lower-case but CPython 3.11 does not: those changed
+/// by `char::to_lowercase` and absent from CPython's table `py_lower.txt`.
+static LOWER_AFTER_14: LazyLock<CharSet> = LazyLock::new(|| {
+    let cpython = CharSet::parse(
+        &include_str!("../data/py_lower.txt").lines().map(|l| l.split(':').next().unwrap_or("")).collect::<Vec<_>>().join("\n"),
+    );
+    CharSet::from_ranges(
+        (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| !cpython.contains(c) && !c.to_lowercase().eq(std::iter::once(c)))
+            .map(|c| (c as u32, c as u32)),
+    )
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn py_space_matches_cpython() {
+        // [c for c in range(0x110000) if chr(c).isspace()] in CPython 3.11.7
+        let expected: Vec<u32> = vec![
+            0x9, 0xa, 0xb, 0xc, 0xd, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001,
+            0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029,
+            0x202f, 0x205f, 0x3000,
+        ];
+        let got: Vec<u32> = (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|&c| is_py_space(c)).map(|c| c as u32).collect();
+        assert_eq!(got, expected);
+        // Rust's notion differs exactly by U+001C..U+001F.
+        let rust: Vec<u32> = (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|c| c.is_whitespace()).map(|c| c as u32).collect();
+        let py_minus_fs: Vec<u32> = expected.iter().copied().filter(|c| !(0x1c..=0x1f).contains(c)).collect();
+        assert_eq!(rust, py_minus_fs);
+    }
+
+    #[test]
+    fn regex_space_matches_regex_module() {
+        // [c for c in range(0x110000) if regex.match(r'\s', chr(c))]
+        let expected: Vec<u32> = vec![
+            0x9, 0xa, 0xb, 0xc, 0xd, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004,
+            0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+        ];
+        let got: Vec<u32> = (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|&c| is_regex_space(c)).map(|c| c as u32).collect();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn py_strip_uses_python_whitespace() {
+        assert_eq!(py_strip(""), "");
+        assert_eq!(py_strip(" \t\n "), "");
+        assert_eq!(py_strip("\u{1c}\u{1f}a b\u{3000}\u{a0}"), "a b");
+        // Zero-width space and BOM are not whitespace to Python.
+        assert_eq!(py_strip("\u{200b}a\u{feff}"), "\u{200b}a\u{feff}");
+        assert_eq!(py_strip("\u{85}x\u{2029}"), "x");
+    }
+
+    #[test]
+    fn splitlines_matches_cpython() {
+        // 'a\nb\r\nc\rd\x0be\x0cf\x1cg\x1dh\x1ei\x85j\u2028k\u2029l\n'.splitlines()
+        let s = "a\nb\r\nc\rd\u{b}e\u{c}f\u{1c}g\u{1d}h\u{1e}i\u{85}j\u{2028}k\u{2029}l\n";
+        assert_eq!(py_splitlines(s), vec!["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]);
+        // '\n\nx\r\r\n'.splitlines() == ['', '', 'x', '']
+        assert_eq!(py_splitlines("\n\nx\r\r\n"), vec!["", "", "x", ""]);
+        assert!(py_splitlines("").is_empty());
+        // U+001F is whitespace but not a line break.
+        assert_eq!(py_splitlines("a\u{1f}b"), vec!["a\u{1f}b"]);
+    }
+
+    #[test]
+    fn alnum_follows_cpython_not_rust() {
+        assert!(is_py_alnum('a') && is_py_alnum('Z') && is_py_alnum('7'));
+        assert!(!is_py_alnum('_') && !is_py_alnum(' ') && !is_py_alnum('-'));
+        assert!(is_py_alnum('数') && is_py_alnum('é') && is_py_alnum('ß'));
+        // Combining acute: Rust says alphabetic (Alphabetic property), Python says no (category Mn).
+        assert!(!is_py_alnum('\u{301}'));
+        assert!(!is_py_alnum('\u{93e}')); // DEVANAGARI VOWEL SIGN AA (Mc)
+        assert!(is_py_alnum('\u{b2}')); // SUPERSCRIPT TWO (No)
+        assert!(is_py_alnum('\u{2167}')); // ROMAN NUMERAL EIGHT (Nl)
+        assert!(is_py_alnum('\u{ff11}')); // FULLWIDTH DIGIT ONE
+        assert!(is_py_alnum('\u{663}')); // ARABIC-INDIC DIGIT THREE
+        assert!(!is_py_alnum('🙂'));
+        // U+1E030 (Unicode 15) is Lm in newer Unicode but unassigned for CPython 3.11.
+        assert!(!is_py_alnum('\u{1e030}'));
+        assert!(is_py_alnum('\u{20000}')); // CJK Ext B
+    }
+
+    #[test]
+    fn alnum_table_matches_python_categories() {
+        // CPython 3.11: str.isalnum() is exactly categories L*, Nd, Nl, No (Unicode 14): 134,000+
+        // code points (Counter printed by the generator: Lo 127333, Ll 2227, Lu 1831, No 895,
+        // Nd 660, Lm 334, Nl 236, Lt 31).
+        let n: u32 = PY_ALNUM.ranges().iter().map(|(a, b)| b - a + 1).sum();
+        assert_eq!(n, 127333 + 2227 + 1831 + 895 + 660 + 334 + 236 + 31);
+        assert_eq!(PY_ALNUM.ranges().len(), 733);
+    }
+
+    #[test]
+    fn special_characters_table() {
+        let set = special_characters();
+        let n: u32 = set.ranges().iter().map(|(a, b)| b - a + 1).sum();
+        assert_eq!(n, 1618); // single code points in the 4965-entry Python set
+        for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~0123456789 \t\n\r\u{b}\u{c}".chars() {
+            assert!(is_special_char(c), "{c:?}");
+        }
+        for c in ['\u{3000}', '\u{fffd}', '一', '上', '士', 'ー', '？', '１', '™', '©', '\u{feff}', '\u{200b}', '\u{ad}'] {
+            assert!(is_special_char(c), "{c:?}");
+        }
+        // single-code-point emoji keys
+        for c in ['😀', '🙂', '❤', '☺', '#'] {
+            assert!(is_special_char(c), "{c:?}");
+        }
+        for c in ['a', 'Z', '数', 'é', '\u{a0}', '\u{1c}', '_' /* in punctuation */] {
+            assert_eq!(is_special_char(c), c == '_', "{c:?}");
+        }
+        // U+00A0 is not in the set (only the listed spaces are), nor is ZWJ U+200D, nor a lone
+        // regional indicator (only flag pairs are emoji keys).
+        assert!(!is_special_char('\u{200d}'));
+        assert!(!is_special_char('🇦'));
+    }
+
+    #[test]
+    fn various_whitespaces_has_23_members() {
+        let got: Vec<u32> = (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|&c| is_various_whitespace(c)).map(|c| c as u32).collect();
+        // sorted(ord(c) for c in VARIOUS_WHITESPACES)
+        assert_eq!(
+            got,
+            vec![
+                0x9, 0x20, 0x84, 0xa0, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007,
+                0x2008, 0x2009, 0x200a, 0x200b, 0x200c, 0x200d, 0x202f, 0x205f, 0x2060, 0x3000, 0xfffc
+            ]
+        );
+    }
+
+    #[test]
+    fn split_on_whitespace_only_ascii_separators() {
+        let w: Vec<&str> = split_on_whitespace("  a\tb\nc  d\u{a0}e\u{3000}f\r", true, true).collect();
+        assert_eq!(w, vec!["a", "b", "c", "d\u{a0}e\u{3000}f\r"]);
+        let w: Vec<&str> = split_on_whitespace("a\tb\nc", false, false).collect();
+        assert_eq!(w, vec!["a\tb\nc"]);
+        assert_eq!(split_on_whitespace("", true, true).count(), 0);
+        assert_eq!(split_on_whitespace(" \n\t ", true, true).count(), 0);
+    }
+
+    #[test]
+    fn refinement_strips_special_and_drops_empty() {
+        let words = ["--Hello!", "...", "wörld’s", "(", "ÀB", "😀x😀"];
+        let r: Vec<Cow<str>> = words_refinement(words, false, Some(special_characters())).collect();
+        assert_eq!(r, vec!["Hello", "wörld’s", "ÀB", "x"]);
+        let r: Vec<Cow<str>> = words_refinement(words, true, Some(special_characters())).collect();
+        assert_eq!(r, vec!["hello", "wörld’s", "àb", "x"]);
+        let r: Vec<Cow<str>> = words_refinement(["A", ""], true, None).collect();
+        assert_eq!(r, vec!["a", ""]);
+    }
+
+    #[test]
+    fn py_lower_examples() {
+        assert_eq!(py_lower("abc"), Cow::Borrowed("abc"));
+        assert!(matches!(py_lower("already lower ü"), Cow::Borrowed(_)));
+        assert_eq!(py_lower("ABC Ü"), "abc ü");
+        // 'İ'.lower() == 'i̇'; 'ΟΔΟΣ ΣΑ'.lower() == 'οδος σα'; 'Σ'.lower() == 'σ'
+        assert_eq!(py_lower("İ"), "i\u{307}");
+        assert_eq!(py_lower("ΟΔΟΣ ΣΑ"), "οδος σα");
+        assert_eq!(py_lower("Σ"), "σ");
+        assert_eq!(py_lower("ＡＢＣ"), "ａｂｃ");
+        // U+1C89 / U+A7CB got lower-case mappings after Unicode 14: 'ABC\u1c89D\ua7cb'.lower()
+        assert_eq!(py_lower("ABC\u{1c89}D\u{a7cb}"), "abc\u{1c89}d\u{a7cb}");
+        assert!(LOWER_AFTER_14.contains('\u{1c89}') && !LOWER_AFTER_14.contains('A'));
+    }
+
+    #[test]
+    fn py_lower_matches_cpython() {
+        // Every code point whose CPython 3.11 str.lower() differs from itself.
+        let table = include_str!("../data/py_lower.txt");
+        let hex = |s: &str| u32::from_str_radix(s, 16).unwrap();
+        let mut expected = std::collections::BTreeMap::new();
+        for line in table.lines() {
+            let (cp, mapped) = line.split_once(':').unwrap();
+            let mapped: String = mapped.split_whitespace().map(|h| char::from_u32(hex(h)).unwrap()).collect();
+            expected.insert(hex(cp), mapped);
+        }
+        let mut mismatches = Vec::new();
+        for cp in 0..=0x10FFFFu32 {
+            let Some(c) = char::from_u32(cp) else { continue };
+            let s = c.to_string();
+            let want = expected.get(&cp).cloned().unwrap_or_else(|| s.clone());
+            let got = py_lower(&s).into_owned();
+            if got != want {
+                mismatches.push(format!("{cp:X}: got {got:?} want {want:?}"));
+            }
+        }
+        assert!(mismatches.is_empty(), "{} mismatches: {:?}", mismatches.len(), mismatches);
+    }
+}
