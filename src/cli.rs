@@ -10,12 +10,18 @@ use dj_plans::Recipe;
 use crate::flags::{Format, PlanCommand, PlanFlags, RunFlags, split_overrides};
 
 fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("DJ_LOG").unwrap_or_else(|_| "warn".into());
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("DJ_LOG").unwrap_or_else(|_| "warn".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
 }
 
 fn finish(result: Result<()>) -> ExitCode {
@@ -40,7 +46,8 @@ fn load_recipe(path: &std::path::Path, overrides: &[(String, String)]) -> Result
 pub fn run_main() -> ExitCode {
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (kept, overrides) = match split_overrides(&args, &["config"], &["json", "help", "version"]) {
+    let (kept, overrides) = match split_overrides(&args, &["config"], &["json", "help", "version"])
+    {
         Ok(x) => x,
         Err(e) => return finish(Err(anyhow::anyhow!(e))),
     };
@@ -51,7 +58,9 @@ pub fn run_main() -> ExitCode {
 
 fn run_cmd(flags: &RunFlags) -> Result<()> {
     let recipe = load_recipe(&flags.config, &flags.overrides)?;
-    let report = runtime()?.block_on(crate::run::run(&recipe)).with_context(|| format!("recipe {} failed", recipe.file))?;
+    let report = runtime()?
+        .block_on(crate::run::run(&recipe))
+        .with_context(|| format!("recipe {} failed", recipe.file))?;
     if flags.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -27,7 +27,11 @@ pub async fn explain(recipe: &Recipe) -> Result<Explained> {
         executor_type: recipe.executor_type,
         input_rows: job.index.total_rows,
         partitions: job.ranges.iter().map(|r| [r.start, r.end]).collect(),
-        ops: recipe.process.iter().map(|o| format!("#{} {} ({})", o.index, o.name, o.spec.kind.as_str())).collect(),
+        ops: recipe
+            .process
+            .iter()
+            .map(|o| format!("#{} {} ({})", o.index, o.name, o.spec.kind.as_str()))
+            .collect(),
         logical_plan: lines(optimized.display_indent().to_string()),
         physical_plan: lines(displayable(job.physical.as_ref()).indent(false).to_string()),
     })
@@ -35,7 +39,11 @@ pub async fn explain(recipe: &Recipe) -> Result<Explained> {
 
 impl Explained {
     pub fn render_text(&self) -> String {
-        let ranges: Vec<String> = self.partitions.iter().map(|[a, b]| format!("[{a}, {b})")).collect();
+        let ranges: Vec<String> = self
+            .partitions
+            .iter()
+            .map(|[a, b]| format!("[{a}, {b})"))
+            .collect();
         let mut s = format!(
             "recipe: {}\nexecutor: {:?}, input rows: {}, partitions: {} {}\nops:\n",
             self.recipe,

@@ -19,13 +19,24 @@ use crate::pyjson;
 /// Data-Juicer's tag column, exported with the stats.
 pub const META_COLUMN: &str = "__dj__meta__";
 /// Hash columns Data-Juicer drops unless `keep_hashes_in_res_ds`.
-const HASH_COLUMNS: &[&str] = &[HASH_COLUMN, "__dj__minhash", "__dj__simhash", "__dj__imagehash", "__dj__videohash"];
+const HASH_COLUMNS: &[&str] = &[
+    HASH_COLUMN,
+    "__dj__minhash",
+    "__dj__simhash",
+    "__dj__imagehash",
+    "__dj__videohash",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error("cannot write export {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("unsupported export format for {0}: expected a path ending in .jsonl, .json or .parquet")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "unsupported export format for {0}: expected a path ending in .jsonl, .json or .parquet"
+    )]
     Format(PathBuf),
     #[error("cannot write export {path}: {message}")]
     Encode { path: PathBuf, message: String },
@@ -49,7 +60,12 @@ pub struct ExportSpec {
 }
 
 impl ExportSpec {
-    pub fn new(path: &Path, shard_size: u64, keep_stats: bool, keep_hashes: bool) -> Result<Self, ExportError> {
+    pub fn new(
+        path: &Path,
+        shard_size: u64,
+        keep_stats: bool,
+        keep_hashes: bool,
+    ) -> Result<Self, ExportError> {
         let name = path.to_string_lossy().to_ascii_lowercase();
         let format = if name.ends_with(".jsonl") || name.ends_with(".json") {
             ExportFormat::Jsonl
@@ -58,11 +74,21 @@ impl ExportSpec {
         } else {
             return Err(ExportError::Format(path.to_path_buf()));
         };
-        Ok(ExportSpec { path: path.to_path_buf(), format, shard_size, keep_stats, keep_hashes, export_stats: true })
+        Ok(ExportSpec {
+            path: path.to_path_buf(),
+            format,
+            shard_size,
+            keep_stats,
+            keep_hashes,
+            export_stats: true,
+        })
     }
 
     fn suffix(&self) -> &str {
-        self.path.extension().and_then(|e| e.to_str()).unwrap_or("jsonl")
+        self.path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("jsonl")
     }
 
     /// `<export without .suffix>_stats.jsonl`, as Data-Juicer names it.
@@ -76,18 +102,37 @@ impl ExportSpec {
     /// `len(str(n)) + 1` digits, next to `export_path`.
     pub fn shard_paths(&self, n: usize) -> Vec<PathBuf> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        let file = self.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = self
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let base = file.split('.').next().unwrap_or("export");
         let width = n.to_string().len() + 1;
-        (0..n).map(|i| dir.join(format!("{base}-{i:0width$}-of-{n:0width$}.{}", self.suffix()))).collect()
+        (0..n)
+            .map(|i| {
+                dir.join(format!(
+                    "{base}-{i:0width$}-of-{n:0width$}.{}",
+                    self.suffix()
+                ))
+            })
+            .collect()
     }
 
     /// The exported columns of `schema` (stats, tags and hashes dropped unless kept).
     pub fn result_schema(&self, schema: &Schema) -> Schema {
         let keep = |name: &str| {
-            (self.keep_stats || (name != STATS_COLUMN && name != META_COLUMN)) && (self.keep_hashes || !HASH_COLUMNS.contains(&name))
+            (self.keep_stats || (name != STATS_COLUMN && name != META_COLUMN))
+                && (self.keep_hashes || !HASH_COLUMNS.contains(&name))
         };
-        Schema::new(schema.fields().iter().filter(|f| keep(f.name())).cloned().collect::<Vec<_>>())
+        Schema::new(
+            schema
+                .fields()
+                .iter()
+                .filter(|f| keep(f.name()))
+                .cloned()
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -99,18 +144,33 @@ struct AtomicFile {
 
 impl AtomicFile {
     fn create(dest: &Path) -> Result<(AtomicFile, File), ExportError> {
-        let io = |source| ExportError::Io { path: dest.to_path_buf(), source };
+        let io = |source| ExportError::Io {
+            path: dest.to_path_buf(),
+            source,
+        };
         if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let name = dest.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = dest
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let tmp = dest.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
         let file = File::create(&tmp).map_err(io)?;
-        Ok((AtomicFile { tmp, dest: dest.to_path_buf() }, file))
+        Ok((
+            AtomicFile {
+                tmp,
+                dest: dest.to_path_buf(),
+            },
+            file,
+        ))
     }
 
     fn commit(self, file: File) -> Result<(), ExportError> {
-        let io = |source| ExportError::Io { path: self.dest.clone(), source };
+        let io = |source| ExportError::Io {
+            path: self.dest.clone(),
+            source,
+        };
         file.sync_all().map_err(io)?;
         drop(file);
         std::fs::rename(&self.tmp, &self.dest).map_err(io)?;
@@ -141,16 +201,28 @@ struct OpenFile {
 }
 
 impl OpenFile {
-    fn create(path: &Path, format: ExportFormat, schema: &SchemaRef) -> Result<OpenFile, ExportError> {
+    fn create(
+        path: &Path,
+        format: ExportFormat,
+        schema: &SchemaRef,
+    ) -> Result<OpenFile, ExportError> {
         let (atomic, file) = AtomicFile::create(path)?;
         let sink = match format {
-            ExportFormat::Jsonl => Sink::Jsonl(BufWriter::with_capacity(1 << 20, file), String::new()),
+            ExportFormat::Jsonl => {
+                Sink::Jsonl(BufWriter::with_capacity(1 << 20, file), String::new())
+            }
             ExportFormat::Parquet => {
-                let props = WriterProperties::builder().set_compression(ParquetCompression::SNAPPY).build();
-                Sink::Parquet(ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| ExportError::Encode {
-                    path: path.to_path_buf(),
-                    message: e.to_string(),
-                })?)
+                let props = WriterProperties::builder()
+                    .set_compression(ParquetCompression::SNAPPY)
+                    .build();
+                Sink::Parquet(
+                    ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| {
+                        ExportError::Encode {
+                            path: path.to_path_buf(),
+                            message: e.to_string(),
+                        }
+                    })?,
+                )
             }
         };
         Ok(OpenFile { atomic, sink })
@@ -162,17 +234,27 @@ impl OpenFile {
             Sink::Jsonl(w, buf) => {
                 buf.clear();
                 pyjson::write_rows(batch, buf);
-                w.write_all(buf.as_bytes()).map_err(|source| ExportError::Io { path, source })
+                w.write_all(buf.as_bytes())
+                    .map_err(|source| ExportError::Io { path, source })
             }
-            Sink::Parquet(w) => w.write(batch).map_err(|e| ExportError::Encode { path, message: e.to_string() }),
+            Sink::Parquet(w) => w.write(batch).map_err(|e| ExportError::Encode {
+                path,
+                message: e.to_string(),
+            }),
         }
     }
 
     fn finish(self) -> Result<(), ExportError> {
         let path = self.atomic.dest.clone();
         let file = match self.sink {
-            Sink::Jsonl(w, _) => w.into_inner().map_err(|e| ExportError::Io { path, source: e.into_error() })?,
-            Sink::Parquet(w) => w.into_inner().map_err(|e| ExportError::Encode { path, message: e.to_string() })?,
+            Sink::Jsonl(w, _) => w.into_inner().map_err(|e| ExportError::Io {
+                path,
+                source: e.into_error(),
+            })?,
+            Sink::Parquet(w) => w.into_inner().map_err(|e| ExportError::Encode {
+                path,
+                message: e.to_string(),
+            })?,
         };
         self.atomic.commit(file)
     }
@@ -199,26 +281,52 @@ pub struct Exporter {
 impl Exporter {
     /// Opens the export for `schema`, for `total_rows` rows of about `total_bytes` bytes (used
     /// for the number of shards).
-    pub fn create(spec: ExportSpec, schema: SchemaRef, total_rows: u64, total_bytes: u64) -> Result<Exporter, ExportError> {
+    pub fn create(
+        spec: ExportSpec,
+        schema: SchemaRef,
+        total_rows: u64,
+        total_bytes: u64,
+    ) -> Result<Exporter, ExportError> {
         let result_schema = Arc::new(spec.result_schema(&schema));
         if spec.format == ExportFormat::Jsonl {
-            pyjson::check_schema(&result_schema).map_err(|e| ExportError::Encode { path: spec.path.clone(), message: e.to_string() })?;
+            pyjson::check_schema(&result_schema).map_err(|e| ExportError::Encode {
+                path: spec.path.clone(),
+                message: e.to_string(),
+            })?;
         }
         let index = |name: &str| schema.index_of(name).ok();
-        let result_columns = result_schema.fields().iter().filter_map(|f| index(f.name())).collect();
-        let stats_columns: Vec<usize> = [STATS_COLUMN, META_COLUMN].iter().filter_map(|n| index(n)).collect();
+        let result_columns = result_schema
+            .fields()
+            .iter()
+            .filter_map(|f| index(f.name()))
+            .collect();
+        let stats_columns: Vec<usize> = [STATS_COLUMN, META_COLUMN]
+            .iter()
+            .filter_map(|n| index(n))
+            .collect();
         let (shard_rows, shard_paths) = if spec.shard_size > 0 && total_rows > 0 {
             let n = ((total_bytes / spec.shard_size) as usize + 1).min(total_rows as usize);
             // Data-Juicer shards contiguously, the first `rows % n` shards one row longer.
             let (base, rem) = (total_rows / n as u64, total_rows % n as u64);
-            ((0..n as u64).map(|i| base + u64::from(i < rem)).collect(), spec.shard_paths(n))
+            (
+                (0..n as u64).map(|i| base + u64::from(i < rem)).collect(),
+                spec.shard_paths(n),
+            )
         } else {
             (vec![u64::MAX], vec![spec.path.clone()])
         };
-        let current = Some(OpenFile::create(&shard_paths[0], spec.format, &result_schema)?);
+        let current = Some(OpenFile::create(
+            &shard_paths[0],
+            spec.format,
+            &result_schema,
+        )?);
         let stats = if spec.export_stats && !stats_columns.is_empty() {
             let s = Arc::new(schema.project(&stats_columns).expect("indices from schema"));
-            Some(OpenFile::create(&spec.stats_path(), ExportFormat::Jsonl, &s)?)
+            Some(OpenFile::create(
+                &spec.stats_path(),
+                ExportFormat::Jsonl,
+                &s,
+            )?)
         } else {
             None
         };
@@ -244,26 +352,42 @@ impl Exporter {
     }
 
     pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
-        debug_assert_eq!(batch.schema().fields().len(), self.input_schema.fields().len());
-        let encode = |e: datafusion::arrow::error::ArrowError| ExportError::Encode { path: self.spec.path.clone(), message: e.to_string() };
+        debug_assert_eq!(
+            batch.schema().fields().len(),
+            self.input_schema.fields().len()
+        );
+        let encode = |e: datafusion::arrow::error::ArrowError| ExportError::Encode {
+            path: self.spec.path.clone(),
+            message: e.to_string(),
+        };
         if let Some(stats) = &mut self.stats {
             stats.write(&batch.project(&self.stats_columns).map_err(encode)?)?;
         }
         let result = batch.project(&self.result_columns).map_err(encode)?;
-        let result = RecordBatch::try_new(self.result_schema.clone(), result.columns().to_vec()).map_err(encode)?;
+        let result = RecordBatch::try_new(self.result_schema.clone(), result.columns().to_vec())
+            .map_err(encode)?;
         let mut offset = 0usize;
         while offset < result.num_rows() {
             let room = (self.shard_rows[self.shard] - self.in_shard) as usize;
             let n = room.min(result.num_rows() - offset);
-            self.current.as_mut().expect("open shard").write(&result.slice(offset, n))?;
+            self.current
+                .as_mut()
+                .expect("open shard")
+                .write(&result.slice(offset, n))?;
             offset += n;
             self.in_shard += n as u64;
             self.rows_written += n as u64;
-            if self.in_shard == self.shard_rows[self.shard] && self.shard + 1 < self.shard_rows.len() {
+            if self.in_shard == self.shard_rows[self.shard]
+                && self.shard + 1 < self.shard_rows.len()
+            {
                 self.done.push(self.current.take().unwrap());
                 self.shard += 1;
                 self.in_shard = 0;
-                self.current = Some(OpenFile::create(&self.shard_paths[self.shard], self.spec.format, &self.result_schema)?);
+                self.current = Some(OpenFile::create(
+                    &self.shard_paths[self.shard],
+                    self.spec.format,
+                    &self.result_schema,
+                )?);
             }
         }
         Ok(())

@@ -57,7 +57,11 @@ const OVERRIDES_HELP: &str = "Any other --key value pair overrides the recipe, D
 
 /// Splits `args` (without the program name) into the ones clap parses and recipe overrides.
 /// `own` lists this program's flags that take a value; `switches` those that take none.
-pub fn split_overrides(args: &[String], own: &[&str], switches: &[&str]) -> Result<(Vec<String>, Vec<(String, String)>), String> {
+pub fn split_overrides(
+    args: &[String],
+    own: &[&str],
+    switches: &[&str],
+) -> Result<(Vec<String>, Vec<(String, String)>), String> {
     let mut kept = Vec::new();
     let mut overrides = Vec::new();
     let mut i = 0;
@@ -105,10 +109,18 @@ mod tests {
 
     #[test]
     fn separates_own_flags_from_overrides() {
-        let args: Vec<String> = ["--config", "r.yaml", "--partition.mode", "manual", "--np=3", "--json", "--keep_stats_in_res_ds"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let args: Vec<String> = [
+            "--config",
+            "r.yaml",
+            "--partition.mode",
+            "manual",
+            "--np=3",
+            "--json",
+            "--keep_stats_in_res_ds",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let (kept, o) = split_overrides(&args, &["config"], &["json", "help", "version"]).unwrap();
         assert_eq!(kept, vec!["--config", "r.yaml", "--json"]);
         assert_eq!(

@@ -22,15 +22,29 @@ pub fn check_schema(schema: &dt::Schema) -> Result<(), UnsupportedType> {
     fn ok(t: &DataType) -> bool {
         match t {
             DataType::Struct(fs) => fs.iter().all(|f| ok(f.data_type())),
-            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => ok(f.data_type()),
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+                ok(f.data_type())
+            }
             DataType::Dictionary(_, v) => ok(v),
-            t => t.is_primitive() && !matches!(t, DataType::Float16)
-                || matches!(t, DataType::Null | DataType::Boolean | DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View),
+            t => {
+                t.is_primitive() && !matches!(t, DataType::Float16)
+                    || matches!(
+                        t,
+                        DataType::Null
+                            | DataType::Boolean
+                            | DataType::Utf8
+                            | DataType::LargeUtf8
+                            | DataType::Utf8View
+                    )
+            }
         }
     }
     for f in schema.fields() {
         if !ok(f.data_type()) {
-            return Err(UnsupportedType { column: f.name().clone(), data_type: f.data_type().clone() });
+            return Err(UnsupportedType {
+                column: f.name().clone(),
+                data_type: f.data_type().clone(),
+            });
         }
     }
     Ok(())
@@ -92,7 +106,11 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String) {
     }
     match col.data_type() {
         DataType::Null => out.push_str("null"),
-        DataType::Boolean => out.push_str(if col.as_boolean().value(row) { "true" } else { "false" }),
+        DataType::Boolean => out.push_str(if col.as_boolean().value(row) {
+            "true"
+        } else {
+            "false"
+        }),
         DataType::Int8 => int!(dt::Int8Type),
         DataType::Int16 => int!(dt::Int16Type),
         DataType::Int32 => int!(dt::Int32Type),
@@ -101,8 +119,12 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String) {
         DataType::UInt16 => int!(dt::UInt16Type),
         DataType::UInt32 => int!(dt::UInt32Type),
         DataType::UInt64 => int!(dt::UInt64Type),
-        DataType::Float32 => out.push_str(&pyfloat::repr(f64::from(col.as_primitive::<dt::Float32Type>().value(row)))),
-        DataType::Float64 => out.push_str(&pyfloat::repr(col.as_primitive::<dt::Float64Type>().value(row))),
+        DataType::Float32 => out.push_str(&pyfloat::repr(f64::from(
+            col.as_primitive::<dt::Float32Type>().value(row),
+        ))),
+        DataType::Float64 => out.push_str(&pyfloat::repr(
+            col.as_primitive::<dt::Float64Type>().value(row),
+        )),
         DataType::Utf8 => write_str(col.as_string::<i32>().value(row), out),
         DataType::LargeUtf8 => write_str(col.as_string::<i64>().value(row), out),
         DataType::Utf8View => write_str(col.as_string_view().value(row), out),
@@ -135,7 +157,8 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String) {
         other => {
             // Other primitives (dates, decimals): their display form, as a string.
             let _ = other;
-            let s = datafusion::arrow::util::display::array_value_to_string(col, row).unwrap_or_default();
+            let s = datafusion::arrow::util::display::array_value_to_string(col, row)
+                .unwrap_or_default();
             write_str(&s, out);
         }
     }
@@ -163,13 +186,20 @@ mod tests {
     fn writes_like_python_json_dumps() {
         let text: ArrayRef = Arc::new(StringArray::from(vec![Some("a\"b\\c\nd\u{1c}é/🙂"), None]));
         let id: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(2)]));
-        let ratio: ArrayRef = Arc::new(Float64Array::from(vec![Some(0.30000000000000004), Some(1.0)]));
+        let ratio: ArrayRef = Arc::new(Float64Array::from(vec![
+            Some(0.30000000000000004),
+            Some(1.0),
+        ]));
         let url: ArrayRef = Arc::new(StringArray::from(vec![Some("x"), None]));
         let meta: ArrayRef = Arc::new(StructArray::from(vec![
-            (Arc::new(Field::new("id", DataType::Int64, true)), id.clone()),
+            (
+                Arc::new(Field::new("id", DataType::Int64, true)),
+                id.clone(),
+            ),
             (Arc::new(Field::new("url", DataType::Utf8, true)), url),
         ]));
-        let batch = RecordBatch::try_from_iter(vec![("text", text), ("meta", meta), ("r", ratio)]).unwrap();
+        let batch =
+            RecordBatch::try_from_iter(vec![("text", text), ("meta", meta), ("r", ratio)]).unwrap();
         let mut out = String::new();
         write_rows(&batch, &mut out);
         assert_eq!(

@@ -65,7 +65,9 @@ pub fn partition_count(recipe: &Recipe, rows: u64) -> Result<usize> {
                 }
             },
             // Auto sizing falls back to `size` rows per partition (5000 when unset).
-            PartitionMode::Auto => (rows / recipe.partition.size.unwrap_or(5000) as u64).max(1) as usize,
+            PartitionMode::Auto => {
+                (rows / recipe.partition.size.unwrap_or(5000) as u64).max(1) as usize
+            }
         },
     })
 }
@@ -75,13 +77,24 @@ pub fn partition_count(recipe: &Recipe, rows: u64) -> Result<usize> {
 pub fn partition_ranges(recipe: &Recipe, rows: u64, n: usize) -> Vec<RowRange> {
     let size = match (recipe.executor_type, recipe.partition.mode) {
         (ExecutorType::RayPartitioned, PartitionMode::Manual) => recipe.partition.size,
-        (ExecutorType::RayPartitioned, PartitionMode::Auto) => Some(recipe.partition.size.unwrap_or(5000)),
+        (ExecutorType::RayPartitioned, PartitionMode::Auto) => {
+            Some(recipe.partition.size.unwrap_or(5000))
+        }
         _ => None,
     };
     match size {
         Some(size) if n > 1 => {
             let size = size as u64;
-            (0..n as u64).map(|i| RowRange { start: i * size, end: if i + 1 == n as u64 { rows } else { (i + 1) * size } }).collect()
+            (0..n as u64)
+                .map(|i| RowRange {
+                    start: i * size,
+                    end: if i + 1 == n as u64 {
+                        rows
+                    } else {
+                        (i + 1) * size
+                    },
+                })
+                .collect()
         }
         _ => dj_plans::source::balanced_ranges(rows, n),
     }
@@ -104,16 +117,28 @@ pub async fn prepare(recipe: &Recipe) -> Result<PreparedJob> {
     let n = partition_count(recipe, index.total_rows)?;
     let ranges = partition_ranges(recipe, index.total_rows, n);
     let table = Arc::new(RowRangeTable::new(index.clone(), ranges.clone()));
-    let compiled = compile(recipe, table).with_context(|| format!("cannot compile recipe {}", recipe.file))?;
+    let compiled =
+        compile(recipe, table).with_context(|| format!("cannot compile recipe {}", recipe.file))?;
     let ctx = planner::session(recipe.np.max(ranges.len()));
     let physical = ctx.state().create_physical_plan(&compiled.plan).await?;
-    Ok(PreparedJob { index, ranges, compiled, ctx, physical })
+    Ok(PreparedJob {
+        index,
+        ranges,
+        compiled,
+        ctx,
+        physical,
+    })
 }
 
 /// Runs `recipe` and writes its export.
 pub async fn run(recipe: &Recipe) -> Result<RunReport> {
     let started = Instant::now();
-    let spec = ExportSpec::new(Path::new(&recipe.export_path), recipe.export_shard_size, recipe.keep_stats_in_res_ds, recipe.keep_hashes_in_res_ds)?;
+    let spec = ExportSpec::new(
+        Path::new(&recipe.export_path),
+        recipe.export_shard_size,
+        recipe.keep_stats_in_res_ds,
+        recipe.keep_hashes_in_res_ds,
+    )?;
     let job = prepare(recipe).await?;
     // Staging next to the export: an unwritable export directory fails before any work.
     let staging = staging_dir(&spec.path)?;
@@ -124,7 +149,9 @@ pub async fn run(recipe: &Recipe) -> Result<RunReport> {
     for p in 0..partitions {
         let (plan, ctx) = (job.physical.clone(), task_ctx.clone());
         let path = staging.path().join(format!("part-{p:05}.arrow"));
-        tasks.push(tokio::spawn(async move { stage_partition(plan, p, ctx, path).await }));
+        tasks.push(tokio::spawn(async move {
+            stage_partition(plan, p, ctx, path).await
+        }));
     }
     let mut staged = Vec::with_capacity(partitions);
     for t in tasks {
@@ -137,28 +164,54 @@ pub async fn run(recipe: &Recipe) -> Result<RunReport> {
         if s.rows == 0 {
             continue;
         }
-        let reader = StreamReader::try_new(std::io::BufReader::new(std::fs::File::open(&s.path)?), None)?;
+        let reader =
+            StreamReader::try_new(std::io::BufReader::new(std::fs::File::open(&s.path)?), None)?;
         for batch in reader {
             exporter.write(&batch?)?;
         }
     }
     let export_files = exporter.finish()?;
-    Ok(report(recipe, &job, total_rows, export_files, started.elapsed()))
+    Ok(report(
+        recipe,
+        &job,
+        total_rows,
+        export_files,
+        started.elapsed(),
+    ))
 }
 
-fn report(recipe: &Recipe, job: &PreparedJob, rows_out: u64, export_files: Vec<PathBuf>, elapsed: Duration) -> RunReport {
+fn report(
+    recipe: &Recipe,
+    job: &PreparedJob,
+    rows_out: u64,
+    export_files: Vec<PathBuf>,
+    elapsed: Duration,
+) -> RunReport {
     let c = &job.compiled.counters;
     let mut rows_in = c.rows_loaded();
     let ops = recipe
         .process
         .iter()
         .map(|op| {
-            let r = OpReport { index: op.index, name: op.name.clone(), kind: op.spec.kind.as_str(), rows_in, rows_out: c.rows_out(op.index) };
+            let r = OpReport {
+                index: op.index,
+                name: op.name.clone(),
+                kind: op.spec.kind.as_str(),
+                rows_in,
+                rows_out: c.rows_out(op.index),
+            };
             rows_in = r.rows_out;
             r
         })
         .collect();
-    RunReport { rows_in: job.index.total_rows, rows_out, partitions: job.ranges.len(), ops, export_files, elapsed }
+    RunReport {
+        rows_in: job.index.total_rows,
+        rows_out,
+        partitions: job.ranges.len(),
+        ops,
+        export_files,
+        elapsed,
+    }
 }
 
 struct Staged {
@@ -168,15 +221,24 @@ struct Staged {
 }
 
 fn staging_dir(export: &Path) -> Result<tempfile::TempDir> {
-    let dir = export.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create export directory {}", dir.display()))?;
+    let dir = export
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create export directory {}", dir.display()))?;
     tempfile::Builder::new()
         .prefix(".dj-staging-")
         .tempdir_in(dir)
         .with_context(|| format!("cannot write to export directory {}", dir.display()))
 }
 
-async fn stage_partition(plan: Arc<dyn ExecutionPlan>, partition: usize, ctx: Arc<datafusion::execution::TaskContext>, path: PathBuf) -> Result<Staged> {
+async fn stage_partition(
+    plan: Arc<dyn ExecutionPlan>,
+    partition: usize,
+    ctx: Arc<datafusion::execution::TaskContext>,
+    path: PathBuf,
+) -> Result<Staged> {
     let mut stream = plan.execute(partition, ctx)?;
     let file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path)?);
     let mut writer = StreamWriter::try_new(file, &stream.schema())?;
@@ -195,8 +257,17 @@ impl RunReport {
     /// The human summary `dj-run` prints.
     pub fn render(&self) -> String {
         let mut s = String::new();
-        let w = self.ops.iter().map(|o| o.name.len()).max().unwrap_or(0).max(10);
-        s.push_str(&format!("rows in: {}  rows out: {}  partitions: {}\n", self.rows_in, self.rows_out, self.partitions));
+        let w = self
+            .ops
+            .iter()
+            .map(|o| o.name.len())
+            .max()
+            .unwrap_or(0)
+            .max(10);
+        s.push_str(&format!(
+            "rows in: {}  rows out: {}  partitions: {}\n",
+            self.rows_in, self.rows_out, self.partitions
+        ));
         for op in &self.ops {
             s.push_str(&format!(
                 "  #{:<2} {:<w$}  {:>10} -> {:<10} kept {:>10}  removed {:>10}\n",

@@ -12,17 +12,31 @@ use datafusion::common::{Column, DFSchema, DataFusionError};
 use datafusion::datasource::{TableProvider, provider_as_source};
 use datafusion::functions::core::expr_fn::{get_field, named_struct};
 use datafusion::logical_expr::{Expr, Extension, LogicalPlan, LogicalPlanBuilder, lit};
-use dj_udfs::{HASH_COLUMN, Operator, STATS_COLUMN, StatRange};
+use dj_udfs::{HASH_COLUMN, Operator, PY_MAXSIZE, STATS_COLUMN, StatRange};
 
 use crate::nodes::{Boundary, DedupNode, OpBoundaryNode, OpCounters};
 use crate::recipe::{OpConfig, Recipe};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
-    #[error("process entry {entry} ({op}): text column `{column}` is not in the input; its columns are: {available}")]
-    MissingColumn { entry: usize, op: String, column: String, available: String },
-    #[error("process entry {entry} ({op}): column `{column}` must be a string column, it is {actual}")]
-    NotText { entry: usize, op: String, column: String, actual: String },
+    #[error(
+        "process entry {entry} ({op}): text column `{column}` is not in the input; its columns are: {available}"
+    )]
+    MissingColumn {
+        entry: usize,
+        op: String,
+        column: String,
+        available: String,
+    },
+    #[error(
+        "process entry {entry} ({op}): column `{column}` must be a string column, it is {actual}"
+    )]
+    NotText {
+        entry: usize,
+        op: String,
+        column: String,
+        actual: String,
+    },
     #[error("input column `{STATS_COLUMN}` must be a struct of stats, it is {0}")]
     BadStats(String),
     #[error(transparent)]
@@ -42,39 +56,81 @@ fn column(name: &str) -> Expr {
 
 /// Compiles all of `recipe.process` over `table`. Rows whose text (`text_keys[0]`) is null are
 /// dropped first, as Data-Juicer's loader does.
-pub fn compile(recipe: &Recipe, table: Arc<dyn TableProvider>) -> Result<CompiledRecipe, CompileError> {
+pub fn compile(
+    recipe: &Recipe,
+    table: Arc<dyn TableProvider>,
+) -> Result<CompiledRecipe, CompileError> {
     let counters = OpCounters::new(recipe.process.len());
     let mut plan = LogicalPlanBuilder::scan("input", provider_as_source(table), None)?.build()?;
     let text_key = &recipe.text_keys[0];
     if plan.schema().fields().iter().any(|f| f.name() == text_key) {
-        plan = LogicalPlanBuilder::from(plan).filter(column(text_key).is_not_null())?.build()?;
+        plan = LogicalPlanBuilder::from(plan)
+            .filter(column(text_key).is_not_null())?
+            .build()?;
     }
-    plan = boundary(plan, Boundary::Load, format!("drop rows with null {text_key}"), "source", &counters);
+    plan = boundary(
+        plan,
+        Boundary::Load,
+        format!("drop rows with null {text_key}"),
+        "source",
+        &counters,
+    );
     compile_ops(plan, &recipe.process, counters)
 }
 
-fn boundary(input: LogicalPlan, boundary: Boundary, op_name: String, kind: &'static str, counters: &Arc<OpCounters>) -> LogicalPlan {
+fn boundary(
+    input: LogicalPlan,
+    boundary: Boundary,
+    op_name: String,
+    kind: &'static str,
+    counters: &Arc<OpCounters>,
+) -> LogicalPlan {
     LogicalPlan::Extension(Extension {
-        node: Arc::new(OpBoundaryNode { input, boundary, op_name, kind, counters: counters.clone() }),
+        node: Arc::new(OpBoundaryNode {
+            input,
+            boundary,
+            op_name,
+            kind,
+            counters: counters.clone(),
+        }),
     })
 }
 
 /// Compiles `ops` (a slice of a recipe's process list, indices kept) on top of `plan`.
-pub fn compile_ops(mut plan: LogicalPlan, ops: &[OpConfig], counters: Arc<OpCounters>) -> Result<CompiledRecipe, CompileError> {
+pub fn compile_ops(
+    mut plan: LogicalPlan,
+    ops: &[OpConfig],
+    counters: Arc<OpCounters>,
+) -> Result<CompiledRecipe, CompileError> {
     for op in ops {
-        plan = compile_op(plan, op)?;
-        plan = boundary(plan, Boundary::Op(op.index), op.name.clone(), op.spec.kind.as_str(), &counters);
+        plan = compile_op(plan, op, &counters)?;
+        plan = boundary(
+            plan,
+            Boundary::Op(op.index),
+            op.name.clone(),
+            op.spec.kind.as_str(),
+            &counters,
+        );
     }
     Ok(CompiledRecipe { plan, counters })
 }
 fn check_text_column(schema: &DFSchema, op: &OpConfig) -> Result<(), CompileError> {
     let name = op.text_key();
-    let field = schema.fields().iter().find(|f| f.name() == name).ok_or_else(|| CompileError::MissingColumn {
-        entry: op.index + 1,
-        op: op.name.clone(),
-        column: name.to_string(),
-        available: schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", "),
-    })?;
+    let field = schema
+        .fields()
+        .iter()
+        .find(|f| f.name() == name)
+        .ok_or_else(|| CompileError::MissingColumn {
+            entry: op.index + 1,
+            op: op.name.clone(),
+            column: name.to_string(),
+            available: schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
     match field.data_type() {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(()),
         other => Err(CompileError::NotText {
@@ -113,31 +169,63 @@ fn stats_fields(schema: &DFSchema) -> Result<Option<Fields>, CompileError> {
     }
 }
 
-fn range_predicate(stat: Expr, r: &StatRange) -> Option<Expr> {
-    let lo = r.min.map(|v| if r.min_closed { stat.clone().gt_eq(lit(v)) } else { stat.clone().gt(lit(v)) });
-    let hi = r.max.map(|v| if r.max_closed { stat.clone().lt_eq(lit(v)) } else { stat.clone().lt(lit(v)) });
+/// The keep predicate of a filter. Bounds are integer literals for integer stats (no casts);
+/// a bound at `sys.maxsize` or beyond is dropped, since no stat reaches it.
+fn range_predicate(stat: Expr, integer_stat: bool, r: &StatRange) -> Option<Expr> {
+    let bound = |v: f64| {
+        if integer_stat && v.fract() == 0.0 && v.abs() < 9.2e18 {
+            lit(v as i64)
+        } else {
+            lit(v)
+        }
+    };
+    let max = r.max.filter(|v| *v < PY_MAXSIZE as f64);
+    let lo = r.min.map(|v| {
+        if r.min_closed {
+            stat.clone().gt_eq(bound(v))
+        } else {
+            stat.clone().gt(bound(v))
+        }
+    });
+    let hi = max.map(|v| {
+        if r.max_closed {
+            stat.clone().lt_eq(bound(v))
+        } else {
+            stat.clone().lt(bound(v))
+        }
+    });
     let keep = match (lo, hi) {
         (Some(a), Some(b)) => Some(a.and(b)),
         (a, b) => a.or(b),
     }?;
     // A null stat (null text) is never kept, in either direction.
-    Some(if r.reversed { stat.is_not_null().and(Expr::Not(Box::new(keep))) } else { keep })
+    Some(if r.reversed {
+        stat.is_not_null().and(Expr::Not(Box::new(keep)))
+    } else {
+        keep
+    })
 }
 
-fn compile_op(plan: LogicalPlan, op: &OpConfig) -> Result<LogicalPlan, CompileError> {
+fn compile_op(
+    plan: LogicalPlan,
+    op: &OpConfig,
+    counters: &Arc<OpCounters>,
+) -> Result<LogicalPlan, CompileError> {
     let schema = plan.schema().clone();
     check_text_column(&schema, op)?;
     let text = column(op.text_key());
     let builder = LogicalPlanBuilder::from(plan);
     let plan = match &op.operator {
-        Operator::Mapper { udf } => {
-            builder.project(with_column(&schema, op.text_key(), udf.call(vec![text])))?.build()?
-        }
+        Operator::Mapper { udf } => builder
+            .project(with_column(&schema, op.text_key(), udf.call(vec![text])))?
+            .build()?,
         Operator::Filter(f) => {
             let existing = stats_fields(&schema)?;
-            let has_stat = existing.as_ref().is_some_and(|fs| fs.iter().any(|x| x.name() == f.stat_key));
-            let builder = if has_stat {
-                builder
+            let has_stat = existing
+                .as_ref()
+                .is_some_and(|fs| fs.iter().any(|x| x.name() == f.stat_key));
+            let plan = if has_stat {
+                builder.build()?
             } else {
                 let mut args = Vec::new();
                 for field in existing.iter().flatten() {
@@ -146,15 +234,35 @@ fn compile_op(plan: LogicalPlan, op: &OpConfig) -> Result<LogicalPlan, CompileEr
                 }
                 args.push(lit(f.stat_key));
                 args.push(f.stat_udf.call(vec![text]));
-                builder.project(with_column(&schema, STATS_COLUMN, named_struct(args)))?
+                let computed = builder
+                    .project(with_column(&schema, STATS_COLUMN, named_struct(args)))?
+                    .build()?;
+                boundary(
+                    computed,
+                    Boundary::Stats(op.index),
+                    op.name.clone(),
+                    "filter",
+                    counters,
+                )
             };
-            match range_predicate(get_field(column(STATS_COLUMN), f.stat_key), &f.range) {
-                Some(pred) => builder.filter(pred)?.build()?,
-                None => builder.build()?,
+            let integer_stat = f.stat_udf.return_type(&[DataType::Utf8])?.is_integer();
+            match range_predicate(
+                get_field(column(STATS_COLUMN), f.stat_key),
+                integer_stat,
+                &f.range,
+            ) {
+                Some(pred) => LogicalPlanBuilder::from(plan).filter(pred)?.build()?,
+                None => plan,
             }
         }
         Operator::Deduplicator(d) => {
-            let hashed = builder.project(with_column(&schema, d.hash_column, d.hash_udf.call(vec![text])))?.build()?;
+            let hashed = builder
+                .project(with_column(
+                    &schema,
+                    d.hash_column,
+                    d.hash_udf.call(vec![text]),
+                ))?
+                .build()?;
             LogicalPlan::Extension(Extension {
                 node: Arc::new(DedupNode {
                     input: hashed,

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use datafusion::common::Result;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::QueryPlanner;
-use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -32,11 +32,20 @@ impl ExtensionPlanner for DjExtensionPlanner {
     ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
         let any = node.as_any();
         if let Some(b) = any.downcast_ref::<OpBoundaryNode>() {
-            let exec = OpBoundaryExec::new(physical_inputs[0].clone(), b.boundary, b.op_name.clone(), b.counters.clone());
+            let exec = OpBoundaryExec::new(
+                physical_inputs[0].clone(),
+                b.boundary,
+                b.op_name.clone(),
+                b.counters.clone(),
+            );
             return Ok(Some(Arc::new(exec)));
         }
         if let Some(d) = any.downcast_ref::<DedupNode>() {
-            let exec = DedupExec::try_new(physical_inputs[0].clone(), &d.hash_column, d.op_name.clone())?;
+            let exec = DedupExec::try_new(
+                physical_inputs[0].clone(),
+                &d.hash_column,
+                d.op_name.clone(),
+            )?;
             return Ok(Some(Arc::new(exec)));
         }
         Ok(None)
@@ -68,10 +77,27 @@ pub fn session(target_partitions: usize) -> SessionContext {
         .with_repartition_file_scans(false)
         .with_coalesce_batches(true)
         .with_information_schema(true);
-    config.options_mut().execution.parquet.schema_force_view_types = false;
+    config
+        .options_mut()
+        .execution
+        .parquet
+        .schema_force_view_types = false;
+    // The leaf-expression rules move `get_field(__dj__stats__, ..)` below op boundaries, which
+    // would evaluate later filters' stats before earlier filters ran.
+    let rules = datafusion::optimizer::Optimizer::new()
+        .rules
+        .into_iter()
+        .filter(|r| {
+            !matches!(
+                r.name(),
+                "extract_leaf_expressions" | "push_down_leaf_projections"
+            )
+        })
+        .collect();
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_optimizer_rules(rules)
         .with_query_planner(Arc::new(DjQueryPlanner))
         .build();
     SessionContext::new_with_state(state)

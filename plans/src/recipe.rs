@@ -17,11 +17,18 @@ use crate::yaml_lines::YamlLines;
 #[derive(Debug, thiserror::Error)]
 pub enum RecipeError {
     #[error("cannot read recipe {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{file}: invalid YAML: {message}")]
     Yaml { file: String, message: String },
     #[error("{}: {message}", location(.file, *.line))]
-    Invalid { file: String, line: Option<usize>, message: String },
+    Invalid {
+        file: String,
+        line: Option<usize>,
+        message: String,
+    },
     #[error("invalid command-line override `{arg}`: {message}")]
     Override { arg: String, message: String },
 }
@@ -243,15 +250,23 @@ const ACCEPTED_KEYS: &[&str] = &[
 impl Recipe {
     /// Loads `path` and applies `overrides` (`("partition.mode", "manual")`, ...).
     pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Recipe, RecipeError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| RecipeError::Read { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| RecipeError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Recipe::from_str(&path.display().to_string(), &text, overrides)
     }
 
     /// Parses recipe `text` (named `file` in errors) and applies `overrides`.
-    pub fn from_str(file: &str, text: &str, overrides: &[(String, String)]) -> Result<Recipe, RecipeError> {
-        let mut root: Yaml = serde_norway::from_str(text)
-            .map_err(|e| RecipeError::Yaml { file: file.to_string(), message: e.to_string() })?;
+    pub fn from_str(
+        file: &str,
+        text: &str,
+        overrides: &[(String, String)],
+    ) -> Result<Recipe, RecipeError> {
+        let mut root: Yaml = serde_norway::from_str(text).map_err(|e| RecipeError::Yaml {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
         if root.is_null() {
             root = Yaml::Mapping(Default::default());
         }
@@ -266,7 +281,10 @@ impl Recipe {
             apply_override(&mut root, key, value)?;
         }
         let lines = YamlLines::new(text);
-        let ctx = Ctx { file, lines: &lines };
+        let ctx = Ctx {
+            file,
+            lines: &lines,
+        };
         let root = yaml_to_json(&root);
         let map = root.as_object().expect("checked mapping");
 
@@ -278,15 +296,29 @@ impl Recipe {
             // Data-Juicer allows `--<op_name>.<param>` style keys only for ops in the recipe.
             let names: Vec<&str> = READ_KEYS.iter().chain(ACCEPTED_KEYS).copied().collect();
             let hint = closest_names(key, &names);
-            let line = lines.find(&[key]).map(|l| format!(" (line {l})")).unwrap_or_default();
-            let hint = if hint.is_empty() { String::new() } else { format!("; did you mean {}?", hint.join(", ")) };
-            warnings.push(format!("{file}: unknown top-level key `{key}`{line} is ignored{hint}"));
+            let line = lines
+                .find(&[key])
+                .map(|l| format!(" (line {l})"))
+                .unwrap_or_default();
+            let hint = if hint.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", hint.join(", "))
+            };
+            warnings.push(format!(
+                "{file}: unknown top-level key `{key}`{line} is ignored{hint}"
+            ));
         }
 
-        let project_name = ctx.string(map, "project_name")?.unwrap_or_else(|| "hello_world".into());
-        let dataset_path = ctx
-            .string(map, "dataset_path")?
-            .ok_or_else(|| ctx.err(&[], "missing required key `dataset_path` (the input file, directory or glob)"))?;
+        let project_name = ctx
+            .string(map, "project_name")?
+            .unwrap_or_else(|| "hello_world".into());
+        let dataset_path = ctx.string(map, "dataset_path")?.ok_or_else(|| {
+            ctx.err(
+                &[],
+                "missing required key `dataset_path` (the input file, directory or glob)",
+            )
+        })?;
         let export_path = ctx
             .string(map, "export_path")?
             .unwrap_or_else(|| "./outputs/hello_world/hello_world.jsonl".into());
@@ -298,7 +330,12 @@ impl Recipe {
             Some(Json::Array(a)) if !a.is_empty() && a.iter().all(Json::is_string) => {
                 a.iter().map(|v| v.as_str().unwrap().to_string()).collect()
             }
-            Some(_) => return Err(ctx.err(&["text_keys"], "`text_keys` must be a string or a list of strings")),
+            Some(_) => {
+                return Err(ctx.err(
+                    &["text_keys"],
+                    "`text_keys` must be a string or a list of strings",
+                ));
+            }
         };
         let executor_type = match ctx.string(map, "executor_type")?.as_deref() {
             None | Some("default") => ExecutorType::Default,
@@ -315,7 +352,9 @@ impl Recipe {
         let checkpoint = ctx.checkpoint(map.get("checkpoint"), &mut warnings)?;
         let intermediate_storage = ctx.storage(map.get("intermediate_storage"))?;
         let event_logging = match map.get("event_logging") {
-            Some(Json::Object(o)) => ctx.bool_in(o, &["event_logging", "enabled"])?.unwrap_or(true),
+            Some(Json::Object(o)) => ctx
+                .bool_in(o, &["event_logging", "enabled"])?
+                .unwrap_or(true),
             Some(Json::Bool(b)) => *b,
             _ => true,
         };
@@ -351,18 +390,27 @@ impl Recipe {
 /// Applies `a.b.c = value` to the YAML tree. The value is parsed as a YAML scalar
 /// (`true`, `4`, `x`); `checkpoint.op_names` also accepts a comma-separated list.
 fn apply_override(root: &mut Yaml, key: &str, value: &str) -> Result<(), RecipeError> {
-    let err = |message: &str| RecipeError::Override { arg: format!("--{key} {value}"), message: message.into() };
+    let err = |message: &str| RecipeError::Override {
+        arg: format!("--{key} {value}"),
+        message: message.into(),
+    };
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(err("empty key segment"));
     }
-    let mut parsed: Yaml = serde_norway::from_str(value).unwrap_or_else(|_| Yaml::String(value.to_string()));
-    if parsed.is_null() && !value.trim().is_empty() && value.trim() != "null" && value.trim() != "~" {
+    let mut parsed: Yaml =
+        serde_norway::from_str(value).unwrap_or_else(|_| Yaml::String(value.to_string()));
+    if parsed.is_null() && !value.trim().is_empty() && value.trim() != "null" && value.trim() != "~"
+    {
         parsed = Yaml::String(value.to_string());
     }
     if key == "checkpoint.op_names" {
         if let Yaml::String(s) = &parsed {
-            parsed = Yaml::Sequence(s.split(',').map(|p| Yaml::String(p.trim().to_string())).collect());
+            parsed = Yaml::Sequence(
+                s.split(',')
+                    .map(|p| Yaml::String(p.trim().to_string()))
+                    .collect(),
+            );
         }
     }
     let mut node = root;
@@ -396,17 +444,23 @@ fn override_op_param(root: &mut Yaml, op: &str, param: &str, value: Yaml) -> Res
         .ok_or_else(|| format!("the recipe has no `process` list containing {op}"))?;
     let mut found = false;
     for entry in process.iter_mut() {
-        if let Some(Yaml::Mapping(m)) = entry.as_mapping_mut().and_then(|m| m.get_mut(op)).map(|v| {
-            if v.is_null() {
-                *v = Yaml::Mapping(Default::default());
-            }
-            v
-        }) {
+        if let Some(Yaml::Mapping(m)) =
+            entry.as_mapping_mut().and_then(|m| m.get_mut(op)).map(|v| {
+                if v.is_null() {
+                    *v = Yaml::Mapping(Default::default());
+                }
+                v
+            })
+        {
             m.insert(Yaml::String(param.to_string()), value.clone());
             found = true;
         }
     }
-    if found { Ok(()) } else { Err(format!("operator {op} is not in the recipe's process list")) }
+    if found {
+        Ok(())
+    } else {
+        Err(format!("operator {op} is not in the recipe's process list"))
+    }
 }
 
 /// YAML -> JSON (keys stringified), so op parameters share one value model with the udfs crate.
@@ -420,7 +474,10 @@ fn yaml_to_json(v: &Yaml) -> Json {
             } else if let Some(u) = n.as_u64() {
                 Json::from(u)
             } else {
-                n.as_f64().and_then(serde_json::Number::from_f64).map(Json::Number).unwrap_or(Json::Null)
+                n.as_f64()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(Json::Number)
+                    .unwrap_or(Json::Null)
             }
         }
         Yaml::String(s) => Json::String(s.clone()),
@@ -430,7 +487,10 @@ fn yaml_to_json(v: &Yaml) -> Json {
                 .map(|(k, v)| {
                     let key = match k {
                         Yaml::String(s) => s.clone(),
-                        other => serde_norway::to_string(other).unwrap_or_default().trim().to_string(),
+                        other => serde_norway::to_string(other)
+                            .unwrap_or_default()
+                            .trim()
+                            .to_string(),
                     };
                     (key, yaml_to_json(v))
                 })
@@ -450,15 +510,28 @@ type JsonMap = serde_json::Map<String, Json>;
 
 impl Ctx<'_> {
     fn err(&self, path: &[&str], message: &str) -> RecipeError {
-        RecipeError::Invalid { file: self.file.into(), line: self.lines.find(path), message: message.into() }
+        RecipeError::Invalid {
+            file: self.file.into(),
+            line: self.lines.find(path),
+            message: message.into(),
+        }
     }
 
-    fn typed<T>(&self, map: &JsonMap, path: &[&str], expected: &str, f: impl Fn(&Json) -> Option<T>) -> Result<Option<T>, RecipeError> {
+    fn typed<T>(
+        &self,
+        map: &JsonMap,
+        path: &[&str],
+        expected: &str,
+        f: impl Fn(&Json) -> Option<T>,
+    ) -> Result<Option<T>, RecipeError> {
         let key = path.last().unwrap();
         match map.get(*key) {
             None | Some(Json::Null) => Ok(None),
             Some(v) => f(v).map(Some).ok_or_else(|| {
-                self.err(path, &format!("`{}` must be {expected}, got {v}", path.join(".")))
+                self.err(
+                    path,
+                    &format!("`{}` must be {expected}, got {v}", path.join(".")),
+                )
             }),
         }
     }
@@ -476,7 +549,12 @@ impl Ctx<'_> {
         self.typed(map, path, "true or false", Json::as_bool)
     }
 
-    fn section<'m>(&self, v: Option<&'m Json>, name: &str, known: &[&str]) -> Result<Option<&'m JsonMap>, RecipeError> {
+    fn section<'m>(
+        &self,
+        v: Option<&'m Json>,
+        name: &str,
+        known: &[&str],
+    ) -> Result<Option<&'m JsonMap>, RecipeError> {
         let map = match v {
             None | Some(Json::Null) => return Ok(None),
             Some(Json::Object(m)) => m,
@@ -485,41 +563,82 @@ impl Ctx<'_> {
         for key in map.keys() {
             if !known.contains(&key.as_str()) {
                 let hint = closest_names(key, known);
-                let hint = if hint.is_empty() { format!("; expected one of {}", known.join(", ")) } else { format!("; did you mean {}?", hint.join(", ")) };
+                let hint = if hint.is_empty() {
+                    format!("; expected one of {}", known.join(", "))
+                } else {
+                    format!("; did you mean {}?", hint.join(", "))
+                };
                 return Err(self.err(&[name, key], &format!("unknown key `{name}.{key}`{hint}")));
             }
         }
         Ok(Some(map))
     }
 
-    fn choice<T: Copy>(&self, map: &JsonMap, path: &[&str], options: &[(&str, T)]) -> Result<Option<T>, RecipeError> {
-        let Some(v) = map.get(*path.last().unwrap()).filter(|v| !v.is_null()) else { return Ok(None) };
+    fn choice<T: Copy>(
+        &self,
+        map: &JsonMap,
+        path: &[&str],
+        options: &[(&str, T)],
+    ) -> Result<Option<T>, RecipeError> {
+        let Some(v) = map.get(*path.last().unwrap()).filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
         let s = v.as_str().map(|s| s.trim().to_ascii_lowercase());
         match s.and_then(|s| options.iter().find(|(n, _)| *n == s).map(|(_, t)| *t)) {
             Some(t) => Ok(Some(t)),
             None => {
                 let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-                Err(self.err(path, &format!("`{}` must be one of {}, got {v}", path.join("."), names.join(", "))))
+                Err(self.err(
+                    path,
+                    &format!(
+                        "`{}` must be one of {}, got {v}",
+                        path.join("."),
+                        names.join(", ")
+                    ),
+                ))
             }
         }
     }
 
     /// A positive integer or the string "auto" (-> None).
-    fn int_or_auto(&self, map: &JsonMap, path: &[&str]) -> Result<Option<Option<usize>>, RecipeError> {
-        let Some(v) = map.get(*path.last().unwrap()).filter(|v| !v.is_null()) else { return Ok(None) };
+    fn int_or_auto(
+        &self,
+        map: &JsonMap,
+        path: &[&str],
+    ) -> Result<Option<Option<usize>>, RecipeError> {
+        let Some(v) = map.get(*path.last().unwrap()).filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
         if let Some(s) = v.as_str() {
             if s.trim().eq_ignore_ascii_case("auto") {
                 return Ok(Some(None));
             }
         }
-        match v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 1.0).map(|f| f as u64)) {
+        match v
+            .as_u64()
+            .or_else(|| v.as_f64().filter(|f| *f >= 1.0).map(|f| f as u64))
+        {
             Some(n) if n >= 1 => Ok(Some(Some(n as usize))),
-            _ => Err(self.err(path, &format!("`{}` must be a positive integer or \"auto\", got {v}", path.join(".")))),
+            _ => Err(self.err(
+                path,
+                &format!(
+                    "`{}` must be a positive integer or \"auto\", got {v}",
+                    path.join(".")
+                ),
+            )),
         }
     }
 
     fn partition(&self, v: Option<&Json>) -> Result<PartitionConfig, RecipeError> {
-        let known = ["mode", "num_of_partitions", "size", "max_concurrent_partitions", "target_size_mb", "max_size_mb", "partitions_per_node"];
+        let known = [
+            "mode",
+            "num_of_partitions",
+            "size",
+            "max_concurrent_partitions",
+            "target_size_mb",
+            "max_size_mb",
+            "partitions_per_node",
+        ];
         let mut cfg = PartitionConfig {
             mode: PartitionMode::Auto,
             num_of_partitions: 4,
@@ -528,9 +647,18 @@ impl Ctx<'_> {
             target_size_mb: 256,
             max_size_mb: 64,
         };
-        let Some(map) = self.section(v, "partition", &known)? else { return Ok(cfg) };
+        let Some(map) = self.section(v, "partition", &known)? else {
+            return Ok(cfg);
+        };
         let p = |k| ["partition", k];
-        if let Some(mode) = self.choice(map, &p("mode"), &[("auto", PartitionMode::Auto), ("manual", PartitionMode::Manual)])? {
+        if let Some(mode) = self.choice(
+            map,
+            &p("mode"),
+            &[
+                ("auto", PartitionMode::Auto),
+                ("manual", PartitionMode::Manual),
+            ],
+        )? {
             cfg.mode = mode;
         }
         match self.int_or_auto(map, &p("num_of_partitions"))? {
@@ -538,8 +666,12 @@ impl Ctx<'_> {
             Some(None) => cfg.mode = PartitionMode::Auto,
             None => {}
         }
-        if let Some(size) = self.typed(map, &p("size"), "a positive integer", |v| v.as_u64().filter(|n| *n > 0))? {
-            if cfg.mode == PartitionMode::Manual && map.get("num_of_partitions").is_some_and(|v| v.is_u64()) {
+        if let Some(size) = self.typed(map, &p("size"), "a positive integer", |v| {
+            v.as_u64().filter(|n| *n > 0)
+        })? {
+            if cfg.mode == PartitionMode::Manual
+                && map.get("num_of_partitions").is_some_and(|v| v.is_u64())
+            {
                 return Err(self.err(&p("size"), "`partition.size` and `partition.num_of_partitions` are mutually exclusive in manual mode"));
             }
             cfg.size = Some(size as usize);
@@ -556,15 +688,34 @@ impl Ctx<'_> {
         Ok(cfg)
     }
 
-    fn checkpoint(&self, v: Option<&Json>, warnings: &mut Vec<String>) -> Result<CheckpointConfig, RecipeError> {
-        let mut cfg = CheckpointConfig { enabled: true, strategy: CheckpointStrategy::EveryNOps, n_ops: 5, op_names: vec![] };
-        let Some(map) = self.section(v, "checkpoint", &["enabled", "strategy", "n_ops", "op_names"])? else { return Ok(cfg) };
+    fn checkpoint(
+        &self,
+        v: Option<&Json>,
+        warnings: &mut Vec<String>,
+    ) -> Result<CheckpointConfig, RecipeError> {
+        let mut cfg = CheckpointConfig {
+            enabled: true,
+            strategy: CheckpointStrategy::EveryNOps,
+            n_ops: 5,
+            op_names: vec![],
+        };
+        let Some(map) = self.section(
+            v,
+            "checkpoint",
+            &["enabled", "strategy", "n_ops", "op_names"],
+        )?
+        else {
+            return Ok(cfg);
+        };
         let p = |k| ["checkpoint", k];
         if let Some(e) = self.bool_in(map, &p("enabled"))? {
             cfg.enabled = e;
         }
         if map.get("strategy").and_then(Json::as_str) == Some("every_partition") {
-            warnings.push(format!("{}: unknown checkpoint strategy every_partition, defaulting to every_op", self.file));
+            warnings.push(format!(
+                "{}: unknown checkpoint strategy every_partition, defaulting to every_op",
+                self.file
+            ));
             cfg.strategy = CheckpointStrategy::EveryOp;
         } else if let Some(s) = self.choice(
             map,
@@ -578,11 +729,18 @@ impl Ctx<'_> {
         )? {
             cfg.strategy = s;
         }
-        if let Some(n) = self.typed(map, &p("n_ops"), "a positive integer", |v| v.as_u64().filter(|n| *n > 0))? {
+        if let Some(n) = self.typed(map, &p("n_ops"), "a positive integer", |v| {
+            v.as_u64().filter(|n| *n > 0)
+        })? {
             cfg.n_ops = n as usize;
         }
         if let Some(names) = self.typed(map, &p("op_names"), "a list of op names", |v| match v {
-            Json::String(s) => Some(s.split(',').map(|p| p.trim().to_string()).filter(|s| !s.is_empty()).collect()),
+            Json::String(s) => Some(
+                s.split(',')
+                    .map(|p| p.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+            ),
             Json::Array(a) => a.iter().map(|x| x.as_str().map(String::from)).collect(),
             _ => None,
         })? {
@@ -595,7 +753,16 @@ impl Ctx<'_> {
     }
 
     fn storage(&self, v: Option<&Json>) -> Result<IntermediateStorage, RecipeError> {
-        let known = ["format", "compression", "preserve_intermediate_data", "retention_policy", "cleanup_temp_files", "cleanup_on_success", "max_retention_days", "write_partitions"];
+        let known = [
+            "format",
+            "compression",
+            "preserve_intermediate_data",
+            "retention_policy",
+            "cleanup_temp_files",
+            "cleanup_on_success",
+            "max_retention_days",
+            "write_partitions",
+        ];
         let mut cfg = IntermediateStorage {
             format: StorageFormat::Parquet,
             compression: Compression::Snappy,
@@ -604,12 +771,30 @@ impl Ctx<'_> {
             cleanup_temp_files: true,
             write_partitions: true,
         };
-        let Some(map) = self.section(v, "intermediate_storage", &known)? else { return Ok(cfg) };
+        let Some(map) = self.section(v, "intermediate_storage", &known)? else {
+            return Ok(cfg);
+        };
         let p = |k| ["intermediate_storage", k];
-        if let Some(f) = self.choice(map, &p("format"), &[("parquet", StorageFormat::Parquet), ("arrow", StorageFormat::Arrow), ("jsonl", StorageFormat::Jsonl)])? {
+        if let Some(f) = self.choice(
+            map,
+            &p("format"),
+            &[
+                ("parquet", StorageFormat::Parquet),
+                ("arrow", StorageFormat::Arrow),
+                ("jsonl", StorageFormat::Jsonl),
+            ],
+        )? {
             cfg.format = f;
         }
-        if let Some(c) = self.choice(map, &p("compression"), &[("snappy", Compression::Snappy), ("gzip", Compression::Gzip), ("none", Compression::None)])? {
+        if let Some(c) = self.choice(
+            map,
+            &p("compression"),
+            &[
+                ("snappy", Compression::Snappy),
+                ("gzip", Compression::Gzip),
+                ("none", Compression::None),
+            ],
+        )? {
             cfg.compression = c;
         }
         if let Some(b) = self.bool_in(map, &p("preserve_intermediate_data"))? {
@@ -618,7 +803,11 @@ impl Ctx<'_> {
         if let Some(r) = self.choice(
             map,
             &p("retention_policy"),
-            &[("keep_all", RetentionPolicy::KeepAll), ("keep_failed_only", RetentionPolicy::KeepFailedOnly), ("cleanup_all", RetentionPolicy::CleanupAll)],
+            &[
+                ("keep_all", RetentionPolicy::KeepAll),
+                ("keep_failed_only", RetentionPolicy::KeepFailedOnly),
+                ("cleanup_all", RetentionPolicy::CleanupAll),
+            ],
         )? {
             cfg.retention_policy = r;
         }
@@ -631,11 +820,20 @@ impl Ctx<'_> {
         Ok(cfg)
     }
 
-    fn process(&self, v: Option<&Json>, default_text_key: &str) -> Result<Vec<OpConfig>, RecipeError> {
+    fn process(
+        &self,
+        v: Option<&Json>,
+        default_text_key: &str,
+    ) -> Result<Vec<OpConfig>, RecipeError> {
         let entries = match v {
             None | Some(Json::Null) => return Ok(vec![]),
             Some(Json::Array(a)) => a,
-            Some(_) => return Err(self.err(&["process"], "`process` must be a list of `- op_name: {params}` entries")),
+            Some(_) => {
+                return Err(self.err(
+                    &["process"],
+                    "`process` must be a list of `- op_name: {params}` entries",
+                ));
+            }
         };
         let mut ops = Vec::with_capacity(entries.len());
         for (index, entry) in entries.iter().enumerate() {
@@ -648,13 +846,22 @@ impl Ctx<'_> {
                         Json::Null => JsonMap::new(),
                         Json::Object(p) => p.clone(),
                         other => {
-                            return Err(self.err(&["process", &idx, name], &format!("parameters of {name} must be a mapping, got {other}")));
+                            return Err(self.err(
+                                &["process", &idx, name],
+                                &format!("parameters of {name} must be a mapping, got {other}"),
+                            ));
                         }
                     };
                     (name.clone(), params)
                 }
                 other => {
-                    return Err(self.err(&["process", &idx], &format!("process entry {} must be `- op_name: {{params}}`, got {other}", index + 1)));
+                    return Err(self.err(
+                        &["process", &idx],
+                        &format!(
+                            "process entry {} must be `- op_name: {{params}}`, got {other}",
+                            index + 1
+                        ),
+                    ));
                 }
             };
             let line = self.lines.find(&["process", &idx, &name]);
@@ -665,14 +872,29 @@ impl Ctx<'_> {
             })?;
             let mut given = given;
             if !given.contains_key("text_key") {
-                given.insert("text_key".into(), Json::String(default_text_key.to_string()));
+                given.insert(
+                    "text_key".into(),
+                    Json::String(default_text_key.to_string()),
+                );
             }
-            let (params, operator) = spec.instantiate(&given).map_err(|e: ParamError| RecipeError::Invalid {
-                file: self.file.into(),
-                line: self.lines.find(&["process", &idx, &name, e.param()]).or(line),
-                message: e.to_string(),
-            })?;
-            ops.push(OpConfig { index, name, spec, params, operator, line });
+            let (params, operator) =
+                spec.instantiate(&given)
+                    .map_err(|e: ParamError| RecipeError::Invalid {
+                        file: self.file.into(),
+                        line: self
+                            .lines
+                            .find(&["process", &idx, &name, e.param()])
+                            .or(line),
+                        message: e.to_string(),
+                    })?;
+            ops.push(OpConfig {
+                index,
+                name,
+                spec,
+                params,
+                operator,
+                line,
+            });
         }
         Ok(ops)
     }
@@ -694,7 +916,10 @@ process:
 ";
 
     fn load(text: &str, overrides: &[(&str, &str)]) -> Result<Recipe, RecipeError> {
-        let o: Vec<(String, String)> = overrides.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        let o: Vec<(String, String)> = overrides
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
         Recipe::from_str("r.yaml", text, &o)
     }
 
@@ -714,27 +939,41 @@ process:
     fn unknown_param_names_op_line_and_suggestion() {
         let text = RECIPE.replace("max_len: 100", "max_lenght: 100");
         let e = load(&text, &[]).unwrap_err().to_string();
-        assert_eq!(e, "r.yaml:9: unknown parameter `max_lenght` of text_length_filter; did you mean max_len?");
+        assert_eq!(
+            e,
+            "r.yaml:9: unknown parameter `max_lenght` of text_length_filter; did you mean max_len?"
+        );
     }
 
     #[test]
     fn ill_typed_param_is_an_error_with_line() {
         let text = RECIPE.replace("min_len: 5", "min_len: five");
         let e = load(&text, &[]).unwrap_err().to_string();
-        assert_eq!(e, "r.yaml:8: parameter `min_len` of text_length_filter must be an integer, got string \"five\"");
+        assert_eq!(
+            e,
+            "r.yaml:8: parameter `min_len` of text_length_filter must be an integer, got string \"five\""
+        );
     }
 
     #[test]
     fn unknown_op_is_an_error_with_suggestion() {
         let text = RECIPE.replace("text_length_filter", "text_lenght_filter");
         let e = load(&text, &[]).unwrap_err().to_string();
-        assert_eq!(e, "r.yaml:7: process entry 2: unknown operator `text_lenght_filter`; did you mean text_length_filter?");
+        assert_eq!(
+            e,
+            "r.yaml:7: process entry 2: unknown operator `text_lenght_filter`; did you mean text_length_filter?"
+        );
     }
 
     #[test]
     fn unknown_top_level_key_warns() {
         let r = load(&format!("{RECIPE}export_pth: x\n"), &[]).unwrap();
-        assert_eq!(r.warnings, vec!["r.yaml: unknown top-level key `export_pth` (line 10) is ignored; did you mean export_path?"]);
+        assert_eq!(
+            r.warnings,
+            vec![
+                "r.yaml: unknown top-level key `export_pth` (line 10) is ignored; did you mean export_path?"
+            ]
+        );
     }
 
     #[test]
@@ -759,15 +998,30 @@ process:
 
     #[test]
     fn bad_section_values_are_specific() {
-        let e = load(RECIPE, &[("checkpoint.strategy", "sometimes")]).unwrap_err().to_string();
-        assert_eq!(e, "r.yaml: `checkpoint.strategy` must be one of every_op, every_n_ops, manual, disabled, got \"sometimes\"");
-        let e = load(&format!("{RECIPE}partition:\n  num_partitions: 3\n"), &[]).unwrap_err().to_string();
-        assert!(e.starts_with("r.yaml:11: unknown key `partition.num_partitions`; did you mean num_of_partitions"), "{e}");
+        let e = load(RECIPE, &[("checkpoint.strategy", "sometimes")])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "r.yaml: `checkpoint.strategy` must be one of every_op, every_n_ops, manual, disabled, got \"sometimes\""
+        );
+        let e = load(&format!("{RECIPE}partition:\n  num_partitions: 3\n"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "r.yaml:11: unknown key `partition.num_partitions`; did you mean num_of_partitions"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
     fn missing_dataset_path_is_an_error() {
         let e = load("process: []\n", &[]).unwrap_err().to_string();
-        assert_eq!(e, "r.yaml: missing required key `dataset_path` (the input file, directory or glob)");
+        assert_eq!(
+            e,
+            "r.yaml: missing required key `dataset_path` (the input file, directory or glob)"
+        );
     }
 }

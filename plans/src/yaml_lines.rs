@@ -41,7 +41,10 @@ impl YamlLines {
             let mut indent = content.len() - content.trim_start().len();
             let mut rest = content.trim_start();
             // Sequence items, possibly several on one line ("- - x").
-            while let Some(after) = rest.strip_prefix('-').filter(|a| a.is_empty() || a.starts_with(' ')) {
+            while let Some(after) = rest
+                .strip_prefix('-')
+                .filter(|a| a.is_empty() || a.starts_with(' '))
+            {
                 while stack.last().is_some_and(|f| {
                     f.indent() > indent || (f.indent() == indent && matches!(f, Frame::Item { .. }))
                 }) {
@@ -88,26 +91,38 @@ impl YamlLines {
 }
 
 fn path_of(stack: &[Frame]) -> String {
-    stack.iter().map(Frame::segment).collect::<Vec<_>>().join("\u{0}")
+    stack
+        .iter()
+        .map(Frame::segment)
+        .collect::<Vec<_>>()
+        .join("\u{0}")
 }
 
 fn key_of(s: &str) -> Option<String> {
     let (key, _) = if let Some(q) = s.strip_prefix('"') {
         let end = q.find('"')?;
         let rest = &q[end + 1..];
-        rest.strip_prefix(':').filter(|r| r.is_empty() || r.starts_with(' '))?;
+        rest.strip_prefix(':')
+            .filter(|r| r.is_empty() || r.starts_with(' '))?;
         return Some(q[..end].to_string());
     } else if let Some(q) = s.strip_prefix('\'') {
         let end = q.find('\'')?;
         let rest = &q[end + 1..];
-        rest.strip_prefix(':').filter(|r| r.is_empty() || r.starts_with(' '))?;
+        rest.strip_prefix(':')
+            .filter(|r| r.is_empty() || r.starts_with(' '))?;
         return Some(q[..end].to_string());
     } else {
-        let pos = s.char_indices().find(|&(i, c)| c == ':' && s[i + 1..].chars().next().is_none_or(|n| n == ' '))?;
+        let pos = s
+            .char_indices()
+            .find(|&(i, c)| c == ':' && s[i + 1..].chars().next().is_none_or(|n| n == ' '))?;
         s.split_at(pos.0)
     };
     let key = key.trim();
-    if key.is_empty() || key.contains(['{', '[', '"', '\'']) { None } else { Some(key.to_string()) }
+    if key.is_empty() || key.contains(['{', '[', '"', '\'']) {
+        None
+    } else {
+        Some(key.to_string())
+    }
 }
 
 fn strip_comment(line: &str) -> &str {

@@ -95,8 +95,19 @@ mod tests {
 
     #[test]
     fn reversed_range_keeps_the_bounds_too() {
-        let r = StatRange { min: Some(1.0), max: Some(3.0), min_closed: true, max_closed: true, reversed: false };
-        let rev = StatRange { min_closed: false, max_closed: false, reversed: true, ..r };
+        let r = StatRange {
+            min: Some(1.0),
+            max: Some(3.0),
+            min_closed: true,
+            max_closed: true,
+            reversed: false,
+        };
+        let rev = StatRange {
+            min_closed: false,
+            max_closed: false,
+            reversed: true,
+            ..r
+        };
         let kept = |r: &StatRange| [0.0, 1.0, 2.0, 3.0, 4.0].map(|v| r.keeps(v));
         assert_eq!(kept(&r), [false, true, true, true, false]);
         // Data-Juicer 1.6.1 (observed in the golden corpus): bounds survive both directions.

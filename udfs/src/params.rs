@@ -11,11 +11,24 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamError {
     #[error("unknown parameter `{param}` of {op}{}", suggest_text(.suggestions))]
-    Unknown { op: String, param: String, suggestions: Vec<String> },
+    Unknown {
+        op: String,
+        param: String,
+        suggestions: Vec<String>,
+    },
     #[error("parameter `{param}` of {op} must be {expected}, got {got}")]
-    WrongType { op: String, param: String, expected: String, got: String },
+    WrongType {
+        op: String,
+        param: String,
+        expected: String,
+        got: String,
+    },
     #[error("parameter `{param}` of {op}: {message}")]
-    Invalid { op: String, param: String, message: String },
+    Invalid {
+        op: String,
+        param: String,
+        message: String,
+    },
 }
 
 impl ParamError {
@@ -30,7 +43,11 @@ impl ParamError {
 }
 
 fn suggest_text(s: &[String]) -> String {
-    if s.is_empty() { String::new() } else { format!("; did you mean {}?", s.join(", ")) }
+    if s.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", s.join(", "))
+    }
 }
 
 /// The type a parameter accepts.
@@ -89,7 +106,12 @@ pub struct ParamSpec {
 
 impl ParamSpec {
     pub fn new(name: &'static str, ty: ParamType, default: Value, doc: &'static str) -> Self {
-        ParamSpec { name, ty, default, doc }
+        ParamSpec {
+            name,
+            ty,
+            default,
+            doc,
+        }
     }
 }
 
@@ -98,7 +120,12 @@ impl ParamSpec {
 pub fn base_params() -> Vec<ParamSpec> {
     use ParamType::*;
     let s = |v: &str| Value::String(v.to_string());
-    let mut p = vec![ParamSpec::new("text_key", Str, s("text"), "column holding the text")];
+    let mut p = vec![ParamSpec::new(
+        "text_key",
+        Str,
+        s("text"),
+        "column holding the text",
+    )];
     for (name, default) in [
         ("image_key", "images"),
         ("audio_key", "audios"),
@@ -111,7 +138,12 @@ pub fn base_params() -> Vec<ParamSpec> {
         ("response_key", "response"),
         ("history_key", "history"),
     ] {
-        p.push(ParamSpec::new(name, Str, s(default), "data key (accepted, unused by text ops)"));
+        p.push(ParamSpec::new(
+            name,
+            Str,
+            s(default),
+            "data key (accepted, unused by text ops)",
+        ));
     }
     for name in [
         "index_key",
@@ -134,9 +166,19 @@ pub fn base_params() -> Vec<ParamSpec> {
         "ray_execution_mode",
         "skip_op_error",
     ] {
-        p.push(ParamSpec::new(name, Any, Value::Null, "execution hint (accepted, no effect)"));
+        p.push(ParamSpec::new(
+            name,
+            Any,
+            Value::Null,
+            "execution hint (accepted, no effect)",
+        ));
     }
-    p.push(ParamSpec::new("batch_size", Int, Value::from(1000), "rows per batch (no effect)"));
+    p.push(ParamSpec::new(
+        "batch_size",
+        Int,
+        Value::from(1000),
+        "rows per batch (no effect)",
+    ));
     p
 }
 
@@ -145,9 +187,24 @@ pub fn filter_base_params() -> Vec<ParamSpec> {
     use ParamType::*;
     vec![
         ParamSpec::new("stats_export_path", Any, Value::Null, "accepted, no effect"),
-        ParamSpec::new("min_closed_interval", Bool, Value::Bool(true), "min bound inclusive"),
-        ParamSpec::new("max_closed_interval", Bool, Value::Bool(true), "max bound inclusive"),
-        ParamSpec::new("reversed_range", Bool, Value::Bool(false), "keep the complement"),
+        ParamSpec::new(
+            "min_closed_interval",
+            Bool,
+            Value::Bool(true),
+            "min bound inclusive",
+        ),
+        ParamSpec::new(
+            "max_closed_interval",
+            Bool,
+            Value::Bool(true),
+            "max bound inclusive",
+        ),
+        ParamSpec::new(
+            "reversed_range",
+            Bool,
+            Value::Bool(false),
+            "keep the complement",
+        ),
     ]
 }
 
@@ -190,7 +247,10 @@ impl Params {
             }
             values.insert(name.clone(), value.clone());
         }
-        Ok(Params { op: op.to_string(), values })
+        Ok(Params {
+            op: op.to_string(),
+            values,
+        })
     }
 
     pub fn op(&self) -> &str {
@@ -200,7 +260,12 @@ impl Params {
     /// The values as a canonical JSON object (sorted keys): the op instance's identity in UDFs
     /// and serialized plans.
     pub fn to_json(&self) -> Value {
-        Value::Object(self.values.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        Value::Object(
+            self.values
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        )
     }
 
     pub fn raw(&self, name: &str) -> &Value {
@@ -213,7 +278,8 @@ impl Params {
 
     pub fn int(&self, name: &str) -> Option<i64> {
         let v = self.raw(name);
-        v.as_i64().or_else(|| v.as_u64().map(|u| u.min(i64::MAX as u64) as i64))
+        v.as_i64()
+            .or_else(|| v.as_u64().map(|u| u.min(i64::MAX as u64) as i64))
     }
 
     pub fn float(&self, name: &str) -> Option<f64> {
@@ -227,14 +293,22 @@ impl Params {
     pub fn str_list(&self, name: &str) -> Option<Vec<String>> {
         match self.raw(name) {
             Value::String(s) => Some(vec![s.clone()]),
-            Value::Array(a) => Some(a.iter().filter_map(|v| v.as_str().map(String::from)).collect()),
+            Value::Array(a) => Some(
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect(),
+            ),
             _ => None,
         }
     }
 
     /// An error about parameter `name` of this op, for constructors' own checks.
     pub fn invalid(&self, name: &str, message: impl Into<String>) -> ParamError {
-        ParamError::Invalid { op: self.op.clone(), param: name.to_string(), message: message.into() }
+        ParamError::Invalid {
+            op: self.op.clone(),
+            param: name.to_string(),
+            message: message.into(),
+        }
     }
 }
 
@@ -257,7 +331,11 @@ pub fn closest_names(name: &str, candidates: &[&str]) -> Vec<String> {
         .filter(|(s, _)| *s >= 0.7)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    scored.into_iter().take(3).map(|(_, c)| c.to_string()).collect()
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
 }
 
 #[cfg(test)]
@@ -284,7 +362,10 @@ mod tests {
     fn unknown_parameter_suggests_closest() {
         let given = json!({"min_lenn": 3}).as_object().unwrap().clone();
         let e = Params::validate("x_filter", &specs(), &given).unwrap_err();
-        assert_eq!(e.to_string(), "unknown parameter `min_lenn` of x_filter; did you mean min_len?");
+        assert_eq!(
+            e.to_string(),
+            "unknown parameter `min_lenn` of x_filter; did you mean min_len?"
+        );
     }
 
     #[test]

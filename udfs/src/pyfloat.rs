@@ -59,8 +59,22 @@ pub fn ujson_roundtrip(v: f64) -> f64 {
 
 #[allow(clippy::excessive_precision)]
 const POW10_NEG: [f64; 16] = [
-    1.0, 0.1, 0.01, 0.001, 0.0001, 0.00001, 0.000001, 0.0000001, 0.00000001, 0.000000001, 0.0000000001,
-    0.00000000001, 0.000000000001, 0.0000000000001, 0.00000000000001, 0.000000000000001,
+    1.0,
+    0.1,
+    0.01,
+    0.001,
+    0.0001,
+    0.00001,
+    0.000001,
+    0.0000001,
+    0.00000001,
+    0.000000001,
+    0.0000000001,
+    0.00000000001,
+    0.000000000001,
+    0.0000000000001,
+    0.00000000000001,
+    0.000000000000001,
 ];
 
 /// Python `repr(float)`: shortest round-trip digits, fixed notation for exponents in
@@ -70,10 +84,18 @@ pub fn repr(v: f64) -> String {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if v == 0.0 {
-        return if v.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if v.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // Rust's `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
     let sci = format!("{v:e}");

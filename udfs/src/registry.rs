@@ -7,7 +7,9 @@
 use std::sync::LazyLock;
 
 use crate::operator::Operator;
-use crate::params::{ParamError, ParamSpec, Params, base_params, closest_names, filter_base_params};
+use crate::params::{
+    ParamError, ParamSpec, Params, base_params, closest_names, filter_base_params,
+};
 use crate::{dedup, filter, mapper};
 
 /// Data-Juicer's operator categories.
@@ -40,7 +42,10 @@ pub struct OpSpec {
 
 impl std::fmt::Debug for OpSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpSpec").field("name", &self.name).field("kind", &self.kind).finish()
+        f.debug_struct("OpSpec")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .finish()
     }
 }
 
@@ -92,8 +97,14 @@ pub fn lookup(name: &str) -> Option<&'static OpSpec> {
 
 /// Data-Juicer ops that need a downloaded model or an external service, with what they need.
 pub const MODEL_OPS: &[(&str, &str)] = &[
-    ("language_id_score_filter", "the fastText language-id model lid.176.bin"),
-    ("perplexity_filter", "a KenLM language model and a SentencePiece tokenizer"),
+    (
+        "language_id_score_filter",
+        "the fastText language-id model lid.176.bin",
+    ),
+    (
+        "perplexity_filter",
+        "a KenLM language model and a SentencePiece tokenizer",
+    ),
     ("token_num_filter", "a Hugging Face tokenizer"),
     ("text_action_filter", "a spaCy model"),
     ("text_entity_dependency_filter", "a spaCy model"),
@@ -103,7 +114,10 @@ pub const MODEL_OPS: &[(&str, &str)] = &[
     ("image_text_matching_filter", "a BLIP model"),
     ("image_watermark_filter", "a watermark classifier model"),
     ("sentence_split_mapper", "the nltk punkt data"),
-    ("generate_qa_from_text_mapper", "a Hugging Face or vLLM language model"),
+    (
+        "generate_qa_from_text_mapper",
+        "a Hugging Face or vLLM language model",
+    ),
     ("image_captioning_mapper", "an image captioning model"),
     ("text_embd_similarity_filter", "an embedding model"),
     ("llm_quality_score_filter", "a language model"),
@@ -117,11 +131,18 @@ pub enum LookupError {
     #[error("operator {op} needs {model}, not supported yet")]
     NeedsModel { op: String, model: String },
     #[error("unknown operator `{op}`{}", suggest(.suggestions))]
-    Unknown { op: String, suggestions: Vec<String> },
+    Unknown {
+        op: String,
+        suggestions: Vec<String>,
+    },
 }
 
 fn suggest(s: &[String]) -> String {
-    if s.is_empty() { String::new() } else { format!("; did you mean {}?", s.join(", ")) }
+    if s.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", s.join(", "))
+    }
 }
 
 /// Like [`lookup`], with a precise error.
@@ -130,10 +151,16 @@ pub fn resolve(name: &str) -> Result<&'static OpSpec, LookupError> {
         return Ok(spec);
     }
     if let Some((_, model)) = MODEL_OPS.iter().find(|(n, _)| *n == name) {
-        return Err(LookupError::NeedsModel { op: name.to_string(), model: model.to_string() });
+        return Err(LookupError::NeedsModel {
+            op: name.to_string(),
+            model: model.to_string(),
+        });
     }
     let names: Vec<&str> = registry().iter().map(|s| s.name).collect();
-    Err(LookupError::Unknown { op: name.to_string(), suggestions: closest_names(name, &names) })
+    Err(LookupError::Unknown {
+        op: name.to_string(),
+        suggestions: closest_names(name, &names),
+    })
 }
 
 #[cfg(test)]
@@ -151,7 +178,10 @@ mod tests {
     #[test]
     fn unknown_op_suggests_closest() {
         let e = resolve("text_lenght_filter").unwrap_err();
-        assert_eq!(e.to_string(), "unknown operator `text_lenght_filter`; did you mean text_length_filter?");
+        assert_eq!(
+            e.to_string(),
+            "unknown operator `text_lenght_filter`; did you mean text_length_filter?"
+        );
     }
 
     #[test]

@@ -21,7 +21,9 @@ pub struct CharSet {
 
 impl std::fmt::Debug for CharSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CharSet").field("ranges", &self.ranges.len()).finish()
+        f.debug_struct("CharSet")
+            .field("ranges", &self.ranges.len())
+            .finish()
     }
 }
 
@@ -47,7 +49,11 @@ impl CharSet {
                 bmp[(c >> 6) as usize] |= 1 << (c & 63);
             }
         }
-        CharSet { ascii, bmp, ranges: merged }
+        CharSet {
+            ascii,
+            bmp,
+            ranges: merged,
+        }
     }
 
     /// Parses a table of `START END` hex ranges or single hex code points, one per line.
@@ -151,7 +157,18 @@ pub fn is_regex_space(c: char) -> bool {
 /// A line boundary of Python `str.splitlines()` (`\r\n` counts as one, see [`py_splitlines`]).
 #[inline]
 pub fn is_py_line_break(c: char) -> bool {
-    matches!(c, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}')
+    matches!(
+        c,
+        '\n' | '\r'
+            | '\u{b}'
+            | '\u{c}'
+            | '\u{1c}'
+            | '\u{1d}'
+            | '\u{1e}'
+            | '\u{85}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
 }
 
 /// Python `str.splitlines()` (no `keepends`): splits on every Unicode line boundary, `\r\n` as one;
@@ -185,7 +202,11 @@ static PY_ALNUM: LazyLock<CharSet> =
 /// the reference interpreter, so Unicode-version differences with Rust do not leak in.
 #[inline]
 pub fn is_py_alnum(c: char) -> bool {
-    if c.is_ascii() { c.is_ascii_alphanumeric() } else { PY_ALNUM.contains(c) }
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric()
+    } else {
+        PY_ALNUM.contains(c)
+    }
 }
 
 static SPECIAL_CHARACTERS: LazyLock<CharSet> =
@@ -210,15 +231,8 @@ pub fn special_characters() -> &'static CharSet {
 pub fn is_various_whitespace(c: char) -> bool {
     matches!(
         c,
-        '\t' | ' '
-            | '\u{84}'
-            | '\u{a0}'
-            | '\u{2000}'..='\u{200d}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{2060}'
-            | '\u{3000}'
-            | '\u{fffc}'
+        '\t' | ' ' | '\u{84}' | '\u{a0}' | '\u{2000}'
+            ..='\u{200d}' | '\u{202f}' | '\u{205f}' | '\u{2060}' | '\u{3000}' | '\u{fffc}'
     )
 }
 
@@ -241,7 +255,8 @@ pub fn regex_digit() -> &'static CharSet {
 /// `\n` / `\t` when enabled) only, dropping empty pieces. Other Unicode whitespace stays inside
 /// words.
 pub fn split_on_whitespace(doc: &str, new_line: bool, tab: bool) -> impl Iterator<Item = &str> {
-    doc.split(move |c| c == ' ' || (new_line && c == '\n') || (tab && c == '\t')).filter(|w| !w.is_empty())
+    doc.split(move |c| c == ' ' || (new_line && c == '\n') || (tab && c == '\t'))
+        .filter(|w| !w.is_empty())
 }
 
 /// `get_words_from_document(doc)` without a tokenizer: [`split_on_whitespace`] on space, newline
@@ -266,7 +281,11 @@ pub fn words_refinement<'a>(
     strip: Option<&'a CharSet>,
 ) -> impl Iterator<Item = Cow<'a, str>> {
     words.into_iter().filter_map(move |w| {
-        let w: Cow<'a, str> = if lower_case { py_lower(w) } else { Cow::Borrowed(w) };
+        let w: Cow<'a, str> = if lower_case {
+            py_lower(w)
+        } else {
+            Cow::Borrowed(w)
+        };
         let Some(set) = strip else { return Some(w) };
         let refined = match w {
             Cow::Borrowed(b) => Cow::Borrowed(strip_chars(b, set)),
@@ -287,7 +306,11 @@ pub fn py_lower(s: &str) -> Cow<'_, str> {
     let newer = &*LOWER_AFTER_14;
     if !s.chars().any(|c| newer.contains(c)) {
         let lowered = s.to_lowercase();
-        return if lowered == s { Cow::Borrowed(s) } else { Cow::Owned(lowered) };
+        return if lowered == s {
+            Cow::Borrowed(s)
+        } else {
+            Cow::Owned(lowered)
+        };
     }
     // Rare: lower-case the runs between characters CPython 3.11 does not map.
     let mut out = String::with_capacity(s.len());
@@ -307,7 +330,11 @@ pub fn py_lower(s: &str) -> Cow<'_, str> {
 /// by `char::to_lowercase` and absent from CPython's table `py_lower.txt`.
 static LOWER_AFTER_14: LazyLock<CharSet> = LazyLock::new(|| {
     let cpython = CharSet::parse(
-        &include_str!("../data/py_lower.txt").lines().map(|l| l.split(':').next().unwrap_or("")).collect::<Vec<_>>().join("\n"),
+        &include_str!("../data/py_lower.txt")
+            .lines()
+            .map(|l| l.split(':').next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n"),
     );
     CharSet::from_ranges(
         (0..=0x10FFFFu32)
@@ -325,15 +352,27 @@ mod tests {
     fn py_space_matches_cpython() {
         // [c for c in range(0x110000) if chr(c).isspace()] in CPython 3.11.7
         let expected: Vec<u32> = vec![
-            0x9, 0xa, 0xb, 0xc, 0xd, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001,
-            0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029,
-            0x202f, 0x205f, 0x3000,
+            0x9, 0xa, 0xb, 0xc, 0xd, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000,
+            0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028,
+            0x2029, 0x202f, 0x205f, 0x3000,
         ];
-        let got: Vec<u32> = (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|&c| is_py_space(c)).map(|c| c as u32).collect();
+        let got: Vec<u32> = (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| is_py_space(c))
+            .map(|c| c as u32)
+            .collect();
         assert_eq!(got, expected);
         // Rust's notion differs exactly by U+001C..U+001F.
-        let rust: Vec<u32> = (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|c| c.is_whitespace()).map(|c| c as u32).collect();
-        let py_minus_fs: Vec<u32> = expected.iter().copied().filter(|c| !(0x1c..=0x1f).contains(c)).collect();
+        let rust: Vec<u32> = (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .map(|c| c as u32)
+            .collect();
+        let py_minus_fs: Vec<u32> = expected
+            .iter()
+            .copied()
+            .filter(|c| !(0x1c..=0x1f).contains(c))
+            .collect();
         assert_eq!(rust, py_minus_fs);
     }
 
@@ -341,10 +380,15 @@ mod tests {
     fn regex_space_matches_regex_module() {
         // [c for c in range(0x110000) if regex.match(r'\s', chr(c))]
         let expected: Vec<u32> = vec![
-            0x9, 0xa, 0xb, 0xc, 0xd, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004,
-            0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+            0x9, 0xa, 0xb, 0xc, 0xd, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003,
+            0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f,
+            0x3000,
         ];
-        let got: Vec<u32> = (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|&c| is_regex_space(c)).map(|c| c as u32).collect();
+        let got: Vec<u32> = (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| is_regex_space(c))
+            .map(|c| c as u32)
+            .collect();
         assert_eq!(got, expected);
     }
 
@@ -362,7 +406,10 @@ mod tests {
     fn splitlines_matches_cpython() {
         // 'a\nb\r\nc\rd\x0be\x0cf\x1cg\x1dh\x1ei\x85j\u2028k\u2029l\n'.splitlines()
         let s = "a\nb\r\nc\rd\u{b}e\u{c}f\u{1c}g\u{1d}h\u{1e}i\u{85}j\u{2028}k\u{2029}l\n";
-        assert_eq!(py_splitlines(s), vec!["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]);
+        assert_eq!(
+            py_splitlines(s),
+            vec!["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]
+        );
         // '\n\nx\r\r\n'.splitlines() == ['', '', 'x', '']
         assert_eq!(py_splitlines("\n\nx\r\r\n"), vec!["", "", "x", ""]);
         assert!(py_splitlines("").is_empty());
@@ -406,14 +453,19 @@ mod tests {
         for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~0123456789 \t\n\r\u{b}\u{c}".chars() {
             assert!(is_special_char(c), "{c:?}");
         }
-        for c in ['\u{3000}', '\u{fffd}', '一', '上', '士', 'ー', '？', '１', '™', '©', '\u{feff}', '\u{200b}', '\u{ad}'] {
+        for c in [
+            '\u{3000}', '\u{fffd}', '一', '上', '士', 'ー', '？', '１', '™', '©', '\u{feff}',
+            '\u{200b}', '\u{ad}',
+        ] {
             assert!(is_special_char(c), "{c:?}");
         }
         // single-code-point emoji keys
         for c in ['😀', '🙂', '❤', '☺', '#'] {
             assert!(is_special_char(c), "{c:?}");
         }
-        for c in ['a', 'Z', '数', 'é', '\u{a0}', '\u{1c}', '_' /* in punctuation */] {
+        for c in [
+            'a', 'Z', '数', 'é', '\u{a0}', '\u{1c}', '_', /* in punctuation */
+        ] {
             assert_eq!(is_special_char(c), c == '_', "{c:?}");
         }
         // U+00A0 is not in the set (only the listed spaces are), nor is ZWJ U+200D, nor a lone
@@ -424,20 +476,26 @@ mod tests {
 
     #[test]
     fn various_whitespaces_has_23_members() {
-        let got: Vec<u32> = (0..=0x10FFFFu32).filter_map(char::from_u32).filter(|&c| is_various_whitespace(c)).map(|c| c as u32).collect();
+        let got: Vec<u32> = (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| is_various_whitespace(c))
+            .map(|c| c as u32)
+            .collect();
         // sorted(ord(c) for c in VARIOUS_WHITESPACES)
         assert_eq!(
             got,
             vec![
-                0x9, 0x20, 0x84, 0xa0, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007,
-                0x2008, 0x2009, 0x200a, 0x200b, 0x200c, 0x200d, 0x202f, 0x205f, 0x2060, 0x3000, 0xfffc
+                0x9, 0x20, 0x84, 0xa0, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
+                0x2007, 0x2008, 0x2009, 0x200a, 0x200b, 0x200c, 0x200d, 0x202f, 0x205f, 0x2060,
+                0x3000, 0xfffc
             ]
         );
     }
 
     #[test]
     fn split_on_whitespace_only_ascii_separators() {
-        let w: Vec<&str> = split_on_whitespace("  a\tb\nc  d\u{a0}e\u{3000}f\r", true, true).collect();
+        let w: Vec<&str> =
+            split_on_whitespace("  a\tb\nc  d\u{a0}e\u{3000}f\r", true, true).collect();
         assert_eq!(w, vec!["a", "b", "c", "d\u{a0}e\u{3000}f\r"]);
         let w: Vec<&str> = split_on_whitespace("a\tb\nc", false, false).collect();
         assert_eq!(w, vec!["a\tb\nc"]);
@@ -479,12 +537,17 @@ mod tests {
         let mut expected = std::collections::BTreeMap::new();
         for line in table.lines() {
             let (cp, mapped) = line.split_once(':').unwrap();
-            let mapped: String = mapped.split_whitespace().map(|h| char::from_u32(hex(h)).unwrap()).collect();
+            let mapped: String = mapped
+                .split_whitespace()
+                .map(|h| char::from_u32(hex(h)).unwrap())
+                .collect();
             expected.insert(hex(cp), mapped);
         }
         let mut mismatches = Vec::new();
         for cp in 0..=0x10FFFFu32 {
-            let Some(c) = char::from_u32(cp) else { continue };
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
             let s = c.to_string();
             let want = expected.get(&cp).cloned().unwrap_or_else(|| s.clone());
             let got = py_lower(&s).into_owned();
@@ -492,6 +555,11 @@ mod tests {
                 mismatches.push(format!("{cp:X}: got {got:?} want {want:?}"));
             }
         }
-        assert!(mismatches.is_empty(), "{} mismatches: {:?}", mismatches.len(), mismatches);
+        assert!(
+            mismatches.is_empty(),
+            "{} mismatches: {:?}",
+            mismatches.len(),
+            mismatches
+        );
     }
 }

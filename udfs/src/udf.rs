@@ -11,7 +11,9 @@ use arrow::array::{
 };
 use arrow::datatypes::DataType;
 use datafusion_common::{Result, exec_err};
-use datafusion_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility};
+use datafusion_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
 
 /// A per-text rewrite. Return `Cow::Borrowed` when the text is unchanged.
 pub trait TextMapper: Debug + Send + Sync {
@@ -74,7 +76,11 @@ pub struct MapperUdf {
 
 impl MapperUdf {
     pub fn new_udf(id: UdfIdentity, mapper: Arc<dyn TextMapper>) -> Arc<ScalarUDF> {
-        let udf = MapperUdf { id, mapper, signature: Signature::string(1, Volatility::Immutable) };
+        let udf = MapperUdf {
+            id,
+            mapper,
+            signature: Signature::string(1, Volatility::Immutable),
+        };
         Arc::new(ScalarUDF::new_from_impl(udf))
     }
 
@@ -107,7 +113,10 @@ impl ScalarUDFImpl for MapperUdf {
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let array = single_array_arg(&args)?;
-        Ok(ColumnarValue::Array(map_string_array(&array, self.mapper.as_ref())?))
+        Ok(ColumnarValue::Array(map_string_array(
+            &array,
+            self.mapper.as_ref(),
+        )?))
     }
 }
 
@@ -117,19 +126,22 @@ pub fn map_string_array(array: &ArrayRef, mapper: &dyn TextMapper) -> Result<Arr
         DataType::Utf8 => {
             let a = array.as_string::<i32>();
             let mut b = GenericStringBuilder::<i32>::with_capacity(a.len(), a.value_data().len());
-            a.iter().for_each(|v| b.append_option(v.map(|t| mapper.map(t))));
+            a.iter()
+                .for_each(|v| b.append_option(v.map(|t| mapper.map(t))));
             Arc::new(b.finish())
         }
         DataType::LargeUtf8 => {
             let a = array.as_string::<i64>();
             let mut b = GenericStringBuilder::<i64>::with_capacity(a.len(), a.value_data().len());
-            a.iter().for_each(|v| b.append_option(v.map(|t| mapper.map(t))));
+            a.iter()
+                .for_each(|v| b.append_option(v.map(|t| mapper.map(t))));
             Arc::new(b.finish())
         }
         DataType::Utf8View => {
             let a = array.as_string_view();
             let mut b = StringViewBuilder::with_capacity(a.len());
-            a.iter().for_each(|v| b.append_option(v.map(|t| mapper.map(t))));
+            a.iter()
+                .for_each(|v| b.append_option(v.map(|t| mapper.map(t))));
             Arc::new(b.finish())
         }
         other => return exec_err!("expected a string column, got {other}"),
@@ -147,7 +159,11 @@ pub struct StatUdf {
 
 impl StatUdf {
     pub fn new_udf(id: UdfIdentity, stat: Arc<dyn TextStat>) -> Arc<ScalarUDF> {
-        let udf = StatUdf { id, stat, signature: Signature::string(1, Volatility::Immutable) };
+        let udf = StatUdf {
+            id,
+            stat,
+            signature: Signature::string(1, Volatility::Immutable),
+        };
         Arc::new(ScalarUDF::new_from_impl(udf))
     }
 
@@ -180,7 +196,10 @@ impl ScalarUDFImpl for StatUdf {
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let array = single_array_arg(&args)?;
-        Ok(ColumnarValue::Array(stat_string_array(&array, self.stat.as_ref())?))
+        Ok(ColumnarValue::Array(stat_string_array(
+            &array,
+            self.stat.as_ref(),
+        )?))
     }
 }
 
@@ -207,7 +226,9 @@ pub fn stat_string_array(array: &ArrayRef, stat: &dyn TextStat) -> Result<ArrayR
             let mut b = Float64Builder::with_capacity(array.len());
             for v in values {
                 // Data-Juicer's stats pass through a ujson round trip before filters see them.
-                b.append_option(v.map(|t| crate::pyfloat::ujson_roundtrip(stat.compute(t).as_f64())));
+                b.append_option(
+                    v.map(|t| crate::pyfloat::ujson_roundtrip(stat.compute(t).as_f64())),
+                );
             }
             Arc::new(b.finish())
         }

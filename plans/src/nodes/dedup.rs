@@ -22,7 +22,9 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions};
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions,
+};
 use futures::StreamExt;
 use tokio::sync::OnceCell;
 
@@ -37,7 +39,11 @@ pub struct DedupNode {
 
 impl PartialOrd for DedupNode {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        (self.index, &self.op_name, &self.hash_column).partial_cmp(&(o.index, &o.op_name, &o.hash_column))
+        (self.index, &self.op_name, &self.hash_column).partial_cmp(&(
+            o.index,
+            &o.op_name,
+            &o.hash_column,
+        ))
     }
 }
 
@@ -55,10 +61,21 @@ impl UserDefinedLogicalNodeCore for DedupNode {
         vec![]
     }
     fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "DjDedup: #{} {} keep first per {}", self.index, self.op_name, self.hash_column)
+        write!(
+            f,
+            "DjDedup: #{} {} keep first per {}",
+            self.index, self.op_name, self.hash_column
+        )
     }
-    fn with_exprs_and_inputs(&self, _exprs: Vec<Expr>, mut inputs: Vec<LogicalPlan>) -> Result<Self> {
-        Ok(DedupNode { input: inputs.swap_remove(0), ..self.clone() })
+    fn with_exprs_and_inputs(
+        &self,
+        _exprs: Vec<Expr>,
+        mut inputs: Vec<LogicalPlan>,
+    ) -> Result<Self> {
+        Ok(DedupNode {
+            input: inputs.swap_remove(0),
+            ..self.clone()
+        })
     }
 }
 
@@ -84,21 +101,37 @@ pub struct DedupExec {
 
 impl fmt::Debug for DedupExec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DedupExec").field("op_name", &self.op_name).field("hash_index", &self.hash_index).finish()
+        f.debug_struct("DedupExec")
+            .field("op_name", &self.op_name)
+            .field("hash_index", &self.hash_index)
+            .finish()
     }
 }
 
 impl DedupExec {
-    pub fn try_new(input: Arc<dyn ExecutionPlan>, hash_column: &str, op_name: String) -> Result<Self> {
+    pub fn try_new(
+        input: Arc<dyn ExecutionPlan>,
+        hash_column: &str,
+        op_name: String,
+    ) -> Result<Self> {
         let hash_index = input.schema().index_of(hash_column)?;
-        Ok(DedupExec { input, hash_index, op_name, state: Arc::new(OnceCell::new()) })
+        Ok(DedupExec {
+            input,
+            hash_index,
+            op_name,
+            state: Arc::new(OnceCell::new()),
+        })
     }
 }
 
 impl DisplayAs for DedupExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let name = self.input.schema().field(self.hash_index).name().clone();
-        write!(f, "DedupExec: {} keep first per {} (global, input order)", self.op_name, name)
+        write!(
+            f,
+            "DedupExec: {} keep first per {} (global, input order)",
+            self.op_name, name
+        )
     }
 }
 
@@ -121,12 +154,21 @@ fn keys_of(batch: &RecordBatch, col: usize, out: &mut Vec<Option<u128>>) -> Resu
         DataType::Utf8 => c.as_string::<i32>().iter().for_each(|v| push(out, v)),
         DataType::LargeUtf8 => c.as_string::<i64>().iter().for_each(|v| push(out, v)),
         DataType::Utf8View => c.as_string_view().iter().for_each(|v| push(out, v)),
-        other => return Err(DataFusionError::Execution(format!("hash column must be a string, got {other}"))),
+        other => {
+            return Err(DataFusionError::Execution(format!(
+                "hash column must be a string, got {other}"
+            )));
+        }
     }
     Ok(())
 }
 
-async fn spill_partition(input: Arc<dyn ExecutionPlan>, partition: usize, hash_index: usize, ctx: Arc<TaskContext>) -> Result<Spilled> {
+async fn spill_partition(
+    input: Arc<dyn ExecutionPlan>,
+    partition: usize,
+    hash_index: usize,
+    ctx: Arc<TaskContext>,
+) -> Result<Spilled> {
     let mut stream = input.execute(partition, ctx)?;
     let schema = stream.schema();
     let mut keys = Vec::new();
@@ -147,7 +189,10 @@ async fn spill_partition(input: Arc<dyn ExecutionPlan>, partition: usize, hash_i
     let file = match writer {
         Some(mut w) => {
             w.finish()?;
-            let mut f = w.into_inner()?.into_inner().map_err(|e| DataFusionError::IoError(e.into_error()))?;
+            let mut f = w
+                .into_inner()?
+                .into_inner()
+                .map_err(|e| DataFusionError::IoError(e.into_error()))?;
             std::io::Seek::rewind(&mut f)?;
             Some(f)
         }
@@ -156,7 +201,11 @@ async fn spill_partition(input: Arc<dyn ExecutionPlan>, partition: usize, hash_i
     Ok(Spilled { file, keys })
 }
 
-async fn decide(input: Arc<dyn ExecutionPlan>, hash_index: usize, ctx: Arc<TaskContext>) -> Result<Arc<Decided>> {
+async fn decide(
+    input: Arc<dyn ExecutionPlan>,
+    hash_index: usize,
+    ctx: Arc<TaskContext>,
+) -> Result<Arc<Decided>> {
     let n = input.properties().partitioning.partition_count();
     let tasks = (0..n).map(|p| {
         let (input, ctx) = (input.clone(), ctx.clone());
@@ -164,12 +213,20 @@ async fn decide(input: Arc<dyn ExecutionPlan>, hash_index: usize, ctx: Arc<TaskC
     });
     let mut parts = Vec::with_capacity(n);
     for t in tasks.collect::<Vec<_>>() {
-        parts.push(t.await.map_err(|e| DataFusionError::External(Box::new(e)))??);
+        parts.push(
+            t.await
+                .map_err(|e| DataFusionError::External(Box::new(e)))??,
+        );
     }
     let mut seen: HashSet<u128> = HashSet::new();
     let keep = parts
         .iter()
-        .map(|p| p.keys.iter().map(|k| k.is_none_or(|k| seen.insert(k))).collect())
+        .map(|p| {
+            p.keys
+                .iter()
+                .map(|k| k.is_none_or(|k| seen.insert(k)))
+                .collect()
+        })
         .collect();
     Ok(Arc::new(Decided { parts, keep }))
 }
@@ -199,20 +256,41 @@ impl ExecutionPlan for DedupExec {
         _options: ReplaceChildrenOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let name = self.input.schema().field(self.hash_index).name().clone();
-        Ok(Arc::new(DedupExec::try_new(children.swap_remove(0), &name, self.op_name.clone())?))
+        Ok(Arc::new(DedupExec::try_new(
+            children.swap_remove(0),
+            &name,
+            self.op_name.clone(),
+        )?))
     }
     #[allow(deprecated)]
-    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        self.replace_children(children, ReplaceChildrenOptions::new(datafusion::physical_plan::ChildrenPropertiesMode::Recompute))
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(
+            children,
+            ReplaceChildrenOptions::new(
+                datafusion::physical_plan::ChildrenPropertiesMode::Recompute,
+            ),
+        )
     }
-    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
         let schema: SchemaRef = self.schema();
         let (state, input, hash_index) = (self.state.clone(), self.input.clone(), self.hash_index);
         let mut builder = RecordBatchReceiverStreamBuilder::new(schema, 2);
         let tx = builder.tx();
         builder.spawn(async move {
-            let decided = state.get_or_try_init(|| decide(input, hash_index, context)).await?.clone();
-            let Some(file) = &decided.parts[partition].file else { return Ok(()) };
+            let decided = state
+                .get_or_try_init(|| decide(input, hash_index, context))
+                .await?
+                .clone();
+            let Some(file) = &decided.parts[partition].file else {
+                return Ok(());
+            };
             let file = file.try_clone()?;
             let keep = decided.keep[partition].clone();
             // Reading the spill is blocking file I/O: keep it off the async workers.

@@ -16,7 +16,9 @@ use datafusion::common::{DFSchemaRef, Result};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions};
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions,
+};
 use futures::Stream;
 
 /// Rows counted at each boundary, shared by the plan's boundary nodes and the runner. Slot 0
@@ -29,7 +31,9 @@ pub struct OpCounters {
 
 impl OpCounters {
     pub fn new(ops: usize) -> Arc<OpCounters> {
-        Arc::new(OpCounters { slots: (0..=ops).map(|_| AtomicU64::new(0)).collect() })
+        Arc::new(OpCounters {
+            slots: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
+        })
     }
     /// Rows that entered the first op.
     pub fn rows_loaded(&self) -> u64 {
@@ -44,18 +48,23 @@ impl OpCounters {
     }
 }
 
-/// Which boundary a node is: the load step or a recipe op.
+/// Which boundary a node is: the load step, the end of a recipe op, or the point inside filter
+/// op `i` where its stat is computed and its range test not yet applied (a barrier that keeps
+/// DataFusion from inlining the stat into the filter, which would compute it twice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd)]
 pub enum Boundary {
     Load,
     Op(usize),
+    Stats(usize),
 }
 
 impl Boundary {
-    fn slot(self) -> usize {
+    /// The counter slot, if this boundary counts rows.
+    fn slot(self) -> Option<usize> {
         match self {
-            Boundary::Load => 0,
-            Boundary::Op(i) => i + 1,
+            Boundary::Load => Some(0),
+            Boundary::Op(i) => Some(i + 1),
+            Boundary::Stats(_) => None,
         }
     }
 }
@@ -106,10 +115,18 @@ impl UserDefinedLogicalNodeCore for OpBoundaryNode {
         match self.boundary {
             Boundary::Load => write!(f, "DjOp: load ({})", self.op_name),
             Boundary::Op(i) => write!(f, "DjOp: #{i} {} ({})", self.op_name, self.kind),
+            Boundary::Stats(i) => write!(f, "DjStats: #{i} {} stat computed", self.op_name),
         }
     }
-    fn with_exprs_and_inputs(&self, _exprs: Vec<Expr>, mut inputs: Vec<LogicalPlan>) -> Result<Self> {
-        Ok(OpBoundaryNode { input: inputs.swap_remove(0), ..self.clone() })
+    fn with_exprs_and_inputs(
+        &self,
+        _exprs: Vec<Expr>,
+        mut inputs: Vec<LogicalPlan>,
+    ) -> Result<Self> {
+        Ok(OpBoundaryNode {
+            input: inputs.swap_remove(0),
+            ..self.clone()
+        })
     }
 }
 
@@ -123,8 +140,18 @@ pub struct OpBoundaryExec {
 }
 
 impl OpBoundaryExec {
-    pub fn new(input: Arc<dyn ExecutionPlan>, boundary: Boundary, op_name: String, counters: Arc<OpCounters>) -> Self {
-        OpBoundaryExec { input, boundary, op_name, counters }
+    pub fn new(
+        input: Arc<dyn ExecutionPlan>,
+        boundary: Boundary,
+        op_name: String,
+        counters: Arc<OpCounters>,
+    ) -> Self {
+        OpBoundaryExec {
+            input,
+            boundary,
+            op_name,
+            counters,
+        }
     }
 }
 
@@ -133,6 +160,7 @@ impl DisplayAs for OpBoundaryExec {
         match self.boundary {
             Boundary::Load => write!(f, "OpBoundaryExec: load ({})", self.op_name),
             Boundary::Op(i) => write!(f, "OpBoundaryExec: #{i} {}", self.op_name),
+            Boundary::Stats(i) => write!(f, "OpBoundaryExec: #{i} {} stats", self.op_name),
         }
     }
 }
@@ -161,15 +189,39 @@ impl ExecutionPlan for OpBoundaryExec {
         mut children: Vec<Arc<dyn ExecutionPlan>>,
         _options: ReplaceChildrenOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(OpBoundaryExec::new(children.swap_remove(0), self.boundary, self.op_name.clone(), self.counters.clone())))
+        Ok(Arc::new(OpBoundaryExec::new(
+            children.swap_remove(0),
+            self.boundary,
+            self.op_name.clone(),
+            self.counters.clone(),
+        )))
     }
     #[allow(deprecated)]
-    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        self.replace_children(children, ReplaceChildrenOptions::new(datafusion::physical_plan::ChildrenPropertiesMode::Recompute))
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(
+            children,
+            ReplaceChildrenOptions::new(
+                datafusion::physical_plan::ChildrenPropertiesMode::Recompute,
+            ),
+        )
     }
-    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
         let inner = self.input.execute(partition, context)?;
-        Ok(Box::pin(CountingStream { inner, slot: self.boundary.slot(), counters: self.counters.clone() }))
+        match self.boundary.slot() {
+            Some(slot) => Ok(Box::pin(CountingStream {
+                inner,
+                slot,
+                counters: self.counters.clone(),
+            })),
+            None => Ok(inner),
+        }
     }
 }
 

@@ -17,7 +17,10 @@ use datafusion::logical_expr::Expr;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, ReplaceChildrenOptions};
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    ReplaceChildrenOptions,
+};
 
 use super::files::FileFormat;
 use super::{InputIndex, RowRange, jsonl, parquet_input};
@@ -33,7 +36,11 @@ pub struct RowRangeExec {
 }
 
 impl RowRangeExec {
-    pub fn new(index: Arc<InputIndex>, ranges: Vec<RowRange>, projection: Option<&Vec<usize>>) -> Result<Self> {
+    pub fn new(
+        index: Arc<InputIndex>,
+        ranges: Vec<RowRange>,
+        projection: Option<&Vec<usize>>,
+    ) -> Result<Self> {
         let schema = match projection {
             Some(p) => Arc::new(index.schema.project(p)?),
             None => index.schema.clone(),
@@ -44,7 +51,12 @@ impl RowRangeExec {
             EmissionType::Incremental,
             Boundedness::Bounded,
         ));
-        Ok(RowRangeExec { index, ranges, schema, properties })
+        Ok(RowRangeExec {
+            index,
+            ranges,
+            schema,
+            properties,
+        })
     }
 
     pub fn ranges(&self) -> &[RowRange] {
@@ -58,7 +70,11 @@ impl RowRangeExec {
 
 impl DisplayAs for RowRangeExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        let ranges: Vec<String> = self.ranges.iter().map(|r| format!("[{}, {})", r.start, r.end)).collect();
+        let ranges: Vec<String> = self
+            .ranges
+            .iter()
+            .map(|r| format!("[{}, {})", r.start, r.end))
+            .collect();
         write!(
             f,
             "RowRangeExec: files={}, rows={}, partitions={}, ranges={}",
@@ -99,13 +115,23 @@ impl ExecutionPlan for RowRangeExec {
     }
 
     #[allow(deprecated)]
-    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         Ok(self)
     }
 
-    fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+    fn execute(
+        &self,
+        partition: usize,
+        _context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
         let range = *self.ranges.get(partition).ok_or_else(|| {
-            DataFusionError::Internal(format!("RowRangeExec has {} partitions, asked for {partition}", self.ranges.len()))
+            DataFusionError::Internal(format!(
+                "RowRangeExec has {} partitions, asked for {partition}",
+                self.ranges.len()
+            ))
         })?;
         let index = self.index.clone();
         let schema = self.schema.clone();
@@ -120,8 +146,12 @@ impl ExecutionPlan for RowRangeExec {
                     let hi = range.end.min(file_end) - file_start;
                     let mut emit = |b| tx.blocking_send(Ok(b)).is_ok();
                     let r = match file.format {
-                        FileFormat::Parquet => parquet_input::read_range(file, &schema, lo, hi, &mut emit),
-                        FileFormat::Jsonl | FileFormat::JsonArray => jsonl::read_range(file, &schema, lo, hi, &mut emit),
+                        FileFormat::Parquet => {
+                            parquet_input::read_range(file, &schema, lo, hi, &mut emit)
+                        }
+                        FileFormat::Jsonl | FileFormat::JsonArray => {
+                            jsonl::read_range(file, &schema, lo, hi, &mut emit)
+                        }
                     };
                     r.map_err(|e| DataFusionError::External(Box::new(e)))?;
                 }
@@ -173,6 +203,10 @@ impl TableProvider for RowRangeTable {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(RowRangeExec::new(self.index.clone(), self.ranges.clone(), projection)?))
+        Ok(Arc::new(RowRangeExec::new(
+            self.index.clone(),
+            self.ranges.clone(),
+            projection,
+        )?))
     }
 }

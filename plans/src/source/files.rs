@@ -28,7 +28,10 @@ pub fn classify(path: &Path) -> Option<(FileFormat, Compression)> {
     let name = path.file_name()?.to_str()?.to_ascii_lowercase();
     let (stem, compression) = if let Some(s) = name.strip_suffix(".gz") {
         (s, Compression::Gzip)
-    } else if let Some(s) = name.strip_suffix(".zst").or_else(|| name.strip_suffix(".zstd")) {
+    } else if let Some(s) = name
+        .strip_suffix(".zst")
+        .or_else(|| name.strip_suffix(".zstd"))
+    {
         (s, Compression::Zstd)
     } else {
         (name.as_str(), Compression::None)
@@ -46,7 +49,9 @@ pub fn classify(path: &Path) -> Option<(FileFormat, Compression)> {
 }
 
 /// The input files of `dataset_path`, in order.
-pub fn discover(dataset_path: &str) -> Result<Vec<(PathBuf, FileFormat, Compression)>, SourceError> {
+pub fn discover(
+    dataset_path: &str,
+) -> Result<Vec<(PathBuf, FileFormat, Compression)>, SourceError> {
     let path = Path::new(dataset_path);
     let mut found = Vec::new();
     if dataset_path.contains(['*', '?', '[']) && !path.exists() {
@@ -55,7 +60,8 @@ pub fn discover(dataset_path: &str) -> Result<Vec<(PathBuf, FileFormat, Compress
             message: format!("invalid glob pattern: {e}"),
         })?;
         for entry in entries {
-            let p = entry.map_err(|e| SourceError::io(e.path(), std::io::Error::other(e.to_string())))?;
+            let p = entry
+                .map_err(|e| SourceError::io(e.path(), std::io::Error::other(e.to_string())))?;
             if p.is_file() {
                 found.push(p);
             }
@@ -111,12 +117,19 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SourceError> {
 }
 
 /// Opens a file for sequential reading, decompressing if needed.
-pub(crate) fn open(path: &Path, compression: Compression) -> Result<Box<dyn std::io::Read + Send>, SourceError> {
+pub(crate) fn open(
+    path: &Path,
+    compression: Compression,
+) -> Result<Box<dyn std::io::Read + Send>, SourceError> {
     let f = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
     Ok(match compression {
         Compression::None => Box::new(f),
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(f))),
-        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(f).map_err(|e| SourceError::io(path, e))?),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
+            f,
+        ))),
+        Compression::Zstd => {
+            Box::new(zstd::stream::read::Decoder::new(f).map_err(|e| SourceError::io(path, e))?)
+        }
     })
 }
 
@@ -126,10 +139,22 @@ mod tests {
 
     #[test]
     fn classifies_by_name() {
-        assert_eq!(classify(Path::new("a.jsonl")), Some((FileFormat::Jsonl, Compression::None)));
-        assert_eq!(classify(Path::new("a.jsonl.gz")), Some((FileFormat::Jsonl, Compression::Gzip)));
-        assert_eq!(classify(Path::new("a.JSON.zst")), Some((FileFormat::Jsonl, Compression::Zstd)));
-        assert_eq!(classify(Path::new("a.parquet")), Some((FileFormat::Parquet, Compression::None)));
+        assert_eq!(
+            classify(Path::new("a.jsonl")),
+            Some((FileFormat::Jsonl, Compression::None))
+        );
+        assert_eq!(
+            classify(Path::new("a.jsonl.gz")),
+            Some((FileFormat::Jsonl, Compression::Gzip))
+        );
+        assert_eq!(
+            classify(Path::new("a.JSON.zst")),
+            Some((FileFormat::Jsonl, Compression::Zstd))
+        );
+        assert_eq!(
+            classify(Path::new("a.parquet")),
+            Some((FileFormat::Parquet, Compression::None))
+        );
         assert_eq!(classify(Path::new("a.csv")), None);
     }
 }

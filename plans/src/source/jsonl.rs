@@ -28,7 +28,12 @@ struct Lines<R> {
 
 impl<R: BufRead> Lines<R> {
     fn new(reader: R, offset: u64, line: u64) -> Self {
-        Lines { reader, buf: Vec::with_capacity(4096), offset, line }
+        Lines {
+            reader,
+            buf: Vec::with_capacity(4096),
+            offset,
+            line,
+        }
     }
 
     /// Next non-blank line: (its byte offset, its line number). The bytes are in `self.buf`.
@@ -36,7 +41,10 @@ impl<R: BufRead> Lines<R> {
         loop {
             self.buf.clear();
             let start = self.offset;
-            let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| SourceError::io(path, e))?;
+            let n = self
+                .reader
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| SourceError::io(path, e))?;
             if n == 0 {
                 return Ok(None);
             }
@@ -53,8 +61,11 @@ impl<R: BufRead> Lines<R> {
 }
 
 fn parse_object(bytes: &[u8], path: &Path, line: u64) -> Result<Value, SourceError> {
-    let v: Value = serde_json::from_slice(bytes)
-        .map_err(|e| SourceError::BadRow { path: path.to_path_buf(), line, message: e.to_string() })?;
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| SourceError::BadRow {
+        path: path.to_path_buf(),
+        line,
+        message: e.to_string(),
+    })?;
     if !v.is_object() {
         return Err(SourceError::BadRow {
             path: path.to_path_buf(),
@@ -83,7 +94,10 @@ fn first_byte(path: &Path, compression: Compression) -> Result<Option<u8>, Sourc
         if buf.is_empty() {
             return Ok(None);
         }
-        let skip = buf.iter().take_while(|b| b.is_ascii_whitespace() || **b == 0xEF || **b == 0xBB || **b == 0xBF).count();
+        let skip = buf
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace() || **b == 0xEF || **b == 0xBB || **b == 0xBF)
+            .count();
         if skip < buf.len() {
             return Ok(Some(buf[skip]));
         }
@@ -93,13 +107,31 @@ fn first_byte(path: &Path, compression: Compression) -> Result<Option<u8>, Sourc
 }
 
 /// Counts, validates and indexes one JSON file; infers its schema from every row.
-pub fn index(path: &Path, format: FileFormat, compression: Compression) -> Result<(InputFile, Schema), SourceError> {
-    let size_bytes = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?.len();
-    let is_json_name = path.to_string_lossy().to_ascii_lowercase().contains(".json") && !path.to_string_lossy().to_ascii_lowercase().contains(".jsonl");
-    if format == FileFormat::JsonArray || (is_json_name && first_byte(path, compression)? == Some(b'[')) {
+pub fn index(
+    path: &Path,
+    format: FileFormat,
+    compression: Compression,
+) -> Result<(InputFile, Schema), SourceError> {
+    let size_bytes = std::fs::metadata(path)
+        .map_err(|e| SourceError::io(path, e))?
+        .len();
+    let is_json_name = path
+        .to_string_lossy()
+        .to_ascii_lowercase()
+        .contains(".json")
+        && !path
+            .to_string_lossy()
+            .to_ascii_lowercase()
+            .contains(".jsonl");
+    if format == FileFormat::JsonArray
+        || (is_json_name && first_byte(path, compression)? == Some(b'['))
+    {
         let values = load_array(path, compression)?;
         let schema = infer_json_schema_from_iterator(values.iter().map(Ok::<_, ArrowError>))
-            .map_err(|e| SourceError::Invalid { path: path.to_path_buf(), message: e.to_string() })?;
+            .map_err(|e| SourceError::Invalid {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
         let file = InputFile {
             path: path.to_path_buf(),
             format: FileFormat::JsonArray,
@@ -111,59 +143,87 @@ pub fn index(path: &Path, format: FileFormat, compression: Compression) -> Resul
         return Ok((file, schema));
     }
 
-    let mut lines = Lines::new(BufReader::with_capacity(1 << 20, open(path, compression)?), 0, 0);
+    let mut lines = Lines::new(
+        BufReader::with_capacity(1 << 20, open(path, compression)?),
+        0,
+        0,
+    );
     let mut seek_points = Vec::new();
     let mut rows = 0u64;
     let mut failure: Option<SourceError> = None;
-    let iter = std::iter::from_fn(|| {
-        match lines.next_row(path) {
-            Ok(Some((offset, line))) => {
-                if rows % SEEK_EVERY == 0 {
-                    seek_points.push(SeekPoint { row: rows, offset, line: line - 1 });
-                }
-                rows += 1;
-                match parse_object(&lines.buf, path, line) {
-                    Ok(v) => Some(Ok(v)),
-                    Err(e) => {
-                        failure = Some(e);
-                        Some(Err(ArrowError::ParseError("malformed row".into())))
-                    }
+    let iter = std::iter::from_fn(|| match lines.next_row(path) {
+        Ok(Some((offset, line))) => {
+            if rows % SEEK_EVERY == 0 {
+                seek_points.push(SeekPoint {
+                    row: rows,
+                    offset,
+                    line: line - 1,
+                });
+            }
+            rows += 1;
+            match parse_object(&lines.buf, path, line) {
+                Ok(v) => Some(Ok(v)),
+                Err(e) => {
+                    failure = Some(e);
+                    Some(Err(ArrowError::ParseError("malformed row".into())))
                 }
             }
-            Ok(None) => None,
-            Err(e) => {
-                failure = Some(e);
-                Some(Err(ArrowError::ParseError("read failure".into())))
-            }
+        }
+        Ok(None) => None,
+        Err(e) => {
+            failure = Some(e);
+            Some(Err(ArrowError::ParseError("read failure".into())))
         }
     });
     let inferred = infer_json_schema_from_iterator(iter);
     if let Some(e) = failure {
         return Err(e);
     }
-    let schema = inferred.map_err(|e| SourceError::Invalid { path: path.to_path_buf(), message: e.to_string() })?;
+    let schema = inferred.map_err(|e| SourceError::Invalid {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     if seek_points.is_empty() {
-        seek_points.push(SeekPoint { row: 0, offset: 0, line: 0 });
+        seek_points.push(SeekPoint {
+            row: 0,
+            offset: 0,
+            line: 0,
+        });
     }
-    let file = InputFile { path: path.to_path_buf(), format: FileFormat::Jsonl, compression, rows, size_bytes, seek_points };
+    let file = InputFile {
+        path: path.to_path_buf(),
+        format: FileFormat::Jsonl,
+        compression,
+        rows,
+        size_bytes,
+        seek_points,
+    };
     Ok((file, schema))
 }
 
 fn load_array(path: &Path, compression: Compression) -> Result<Vec<Value>, SourceError> {
     let mut text = Vec::new();
-    open(path, compression)?.read_to_end(&mut text).map_err(|e| SourceError::io(path, e))?;
+    open(path, compression)?
+        .read_to_end(&mut text)
+        .map_err(|e| SourceError::io(path, e))?;
     let v: Value = serde_json::from_slice(&text).map_err(|e| SourceError::BadRow {
         path: path.to_path_buf(),
         line: e.line() as u64,
         message: e.to_string(),
     })?;
     let Value::Array(items) = v else {
-        return Err(SourceError::Invalid { path: path.to_path_buf(), message: "expected a JSON array of objects".into() });
+        return Err(SourceError::Invalid {
+            path: path.to_path_buf(),
+            message: "expected a JSON array of objects".into(),
+        });
     };
     if let Some(i) = items.iter().position(|v| !v.is_object()) {
         return Err(SourceError::Invalid {
             path: path.to_path_buf(),
-            message: format!("element {i} of the JSON array is {}, expected an object", kind(&items[i])),
+            message: format!(
+                "element {i} of the JSON array is {}, expected an object",
+                kind(&items[i])
+            ),
         });
     }
     Ok(items)
@@ -179,7 +239,11 @@ pub fn read_range(
     emit: &mut dyn FnMut(RecordBatch) -> bool,
 ) -> Result<(), SourceError> {
     let path = file.path.as_path();
-    let decode_err = |line: u64, e: ArrowError| SourceError::BadRow { path: path.to_path_buf(), line, message: e.to_string() };
+    let decode_err = |line: u64, e: ArrowError| SourceError::BadRow {
+        path: path.to_path_buf(),
+        line,
+        message: e.to_string(),
+    };
     let mut decoder = ReaderBuilder::new(schema.clone())
         .with_batch_size(BATCH_ROWS)
         .build_decoder()
@@ -197,34 +261,55 @@ pub fn read_range(
         return Ok(());
     }
 
-    let sp = file.seek_points.iter().rev().find(|p| p.row <= start).copied().unwrap_or(SeekPoint { row: 0, offset: 0, line: 0 });
+    let sp = file
+        .seek_points
+        .iter()
+        .rev()
+        .find(|p| p.row <= start)
+        .copied()
+        .unwrap_or(SeekPoint {
+            row: 0,
+            offset: 0,
+            line: 0,
+        });
     let reader: Box<dyn Read + Send> = match file.compression {
         Compression::None => {
             let mut f = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
-            f.seek(SeekFrom::Start(sp.offset)).map_err(|e| SourceError::io(path, e))?;
+            f.seek(SeekFrom::Start(sp.offset))
+                .map_err(|e| SourceError::io(path, e))?;
             Box::new(f)
         }
         c => {
             let mut r = open(path, c)?;
-            std::io::copy(&mut (&mut r).take(sp.offset), &mut std::io::sink()).map_err(|e| SourceError::io(path, e))?;
+            std::io::copy(&mut (&mut r).take(sp.offset), &mut std::io::sink())
+                .map_err(|e| SourceError::io(path, e))?;
             r
         }
     };
-    let mut lines = Lines::new(BufReader::with_capacity(1 << 20, reader), sp.offset, sp.line);
+    let mut lines = Lines::new(
+        BufReader::with_capacity(1 << 20, reader),
+        sp.offset,
+        sp.line,
+    );
     let mut row = sp.row;
     let (mut rows, mut bytes) = (0usize, 0usize);
     while row < end {
         let Some((_, line)) = lines.next_row(path)? else {
             return Err(SourceError::Invalid {
                 path: path.to_path_buf(),
-                message: format!("file ended at row {row}, but the index counted {} rows; was it changed while the job ran?", file.rows),
+                message: format!(
+                    "file ended at row {row}, but the index counted {} rows; was it changed while the job ran?",
+                    file.rows
+                ),
             });
         };
         row += 1;
         if row <= start {
             continue;
         }
-        decoder.decode(&lines.buf).map_err(|e| decode_err(line, e))?;
+        decoder
+            .decode(&lines.buf)
+            .map_err(|e| decode_err(line, e))?;
         rows += 1;
         bytes += lines.buf.len();
         if rows >= BATCH_ROWS || bytes >= BATCH_BYTES {

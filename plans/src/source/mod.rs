@@ -24,9 +24,16 @@ pub enum SourceError {
     #[error("input not found: {0} (dataset_path matches no file)")]
     NotFound(String),
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}:{line}: malformed JSON row: {message}")]
-    BadRow { path: PathBuf, line: u64, message: String },
+    BadRow {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
     #[error("input schema mismatch: {0}")]
@@ -35,7 +42,10 @@ pub enum SourceError {
 
 impl SourceError {
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> SourceError {
-        SourceError::Io { path: path.to_path_buf(), source }
+        SourceError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 
@@ -100,14 +110,21 @@ impl InputIndex {
         for (path, format, compression) in paths {
             let (file, schema) = match format {
                 FileFormat::Parquet => parquet_input::index(&path)?,
-                FileFormat::Jsonl | FileFormat::JsonArray => jsonl::index(&path, format, compression)?,
+                FileFormat::Jsonl | FileFormat::JsonArray => {
+                    jsonl::index(&path, format, compression)?
+                }
             };
             files.push(file);
             schemas.push(schema);
         }
         let schema = merge_schemas(&files, schemas)?;
         let total_rows = files.iter().map(|f| f.rows).sum();
-        Ok(InputIndex { dataset_path: dataset_path.to_string(), files, schema, total_rows })
+        Ok(InputIndex {
+            dataset_path: dataset_path.to_string(),
+            files,
+            schema,
+            total_rows,
+        })
     }
 
     /// `n` balanced contiguous ranges: the first `rows % n` get one extra row (Data-Juicer's
@@ -136,12 +153,19 @@ pub fn balanced_ranges(rows: u64, n: usize) -> Vec<RowRange> {
         .collect()
 }
 
-fn merge_schemas(files: &[InputFile], schemas: Vec<datafusion::arrow::datatypes::Schema>) -> Result<SchemaRef, SourceError> {
+fn merge_schemas(
+    files: &[InputFile],
+    schemas: Vec<datafusion::arrow::datatypes::Schema>,
+) -> Result<SchemaRef, SourceError> {
     let mut merged = datafusion::arrow::datatypes::Schema::empty();
     for (file, schema) in files.iter().zip(schemas) {
-        merged = datafusion::arrow::datatypes::Schema::try_merge([merged, schema]).map_err(|e| {
-            SourceError::Schema(format!("{} does not match the files before it: {e}", file.path.display()))
-        })?;
+        merged =
+            datafusion::arrow::datatypes::Schema::try_merge([merged, schema]).map_err(|e| {
+                SourceError::Schema(format!(
+                    "{} does not match the files before it: {e}",
+                    file.path.display()
+                ))
+            })?;
     }
     Ok(Arc::new(merged))
 }

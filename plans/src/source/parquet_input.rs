@@ -6,7 +6,9 @@ use std::path::Path;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::parquet::arrow::ProjectionMask;
-use datafusion::parquet::arrow::arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
+use datafusion::parquet::arrow::arrow_reader::{
+    ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+};
 
 use super::files::{Compression, FileFormat};
 use super::jsonl::BATCH_ROWS;
@@ -14,8 +16,10 @@ use super::{InputFile, SourceError};
 
 fn builder(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<std::fs::File>, SourceError> {
     let f = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
-    ParquetRecordBatchReaderBuilder::try_new(f)
-        .map_err(|e| SourceError::Invalid { path: path.to_path_buf(), message: format!("not a readable parquet file: {e}") })
+    ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| SourceError::Invalid {
+        path: path.to_path_buf(),
+        message: format!("not a readable parquet file: {e}"),
+    })
 }
 
 pub fn index(path: &Path) -> Result<(InputFile, Schema), SourceError> {
@@ -24,7 +28,9 @@ pub fn index(path: &Path) -> Result<(InputFile, Schema), SourceError> {
     let schema = b.schema().as_ref().clone();
     // Drop writer metadata (pandas, arrow) so files merge on fields alone.
     let schema = Schema::new(schema.fields().clone());
-    let size_bytes = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?.len();
+    let size_bytes = std::fs::metadata(path)
+        .map_err(|e| SourceError::io(path, e))?
+        .len();
     let file = InputFile {
         path: path.to_path_buf(),
         format: FileFormat::Parquet,
@@ -45,10 +51,17 @@ pub fn read_range(
     emit: &mut dyn FnMut(RecordBatch) -> bool,
 ) -> Result<(), SourceError> {
     let path = file.path.as_path();
-    let err = |e: &dyn std::fmt::Display| SourceError::Invalid { path: path.to_path_buf(), message: e.to_string() };
+    let err = |e: &dyn std::fmt::Display| SourceError::Invalid {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
     let b = builder(path)?;
     let file_schema = b.schema().clone();
-    let indices: Vec<usize> = schema.fields().iter().filter_map(|f| file_schema.index_of(f.name()).ok()).collect();
+    let indices: Vec<usize> = schema
+        .fields()
+        .iter()
+        .filter_map(|f| file_schema.index_of(f.name()).ok())
+        .collect();
     let mask = ProjectionMask::roots(b.parquet_schema(), indices);
     // Keep only the row groups overlapping the range; select inside them.
     let mut groups = Vec::new();
@@ -89,7 +102,10 @@ pub fn read_range(
 }
 
 /// Reorders/casts/null-fills a batch to `schema` (files of one dataset may differ slightly).
-pub fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
+pub fn conform(
+    batch: RecordBatch,
+    schema: &SchemaRef,
+) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
     use datafusion::arrow::array::new_null_array;
     use datafusion::arrow::compute::cast;
     let cols = schema
@@ -98,7 +114,11 @@ pub fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, da
         .map(|f| match batch.schema().index_of(f.name()) {
             Ok(i) => {
                 let c = batch.column(i);
-                if c.data_type() == f.data_type() { Ok(c.clone()) } else { cast(c, f.data_type()) }
+                if c.data_type() == f.data_type() {
+                    Ok(c.clone())
+                } else {
+                    cast(c, f.data_type())
+                }
             }
             Err(_) => Ok(new_null_array(f.data_type(), batch.num_rows())),
         })

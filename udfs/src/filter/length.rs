@@ -36,7 +36,12 @@ pub fn text_length_spec() -> OpSpec {
         params: || {
             vec![
                 ParamSpec::new("min_len", ParamType::Int, json!(10), "minimum text length"),
-                ParamSpec::new("max_len", ParamType::Int, json!(PY_MAXSIZE), "maximum text length"),
+                ParamSpec::new(
+                    "max_len",
+                    ParamType::Int,
+                    json!(PY_MAXSIZE),
+                    "maximum text length",
+                ),
             ]
         },
         build: build_text_length,
@@ -58,7 +63,9 @@ fn build_text_length(p: &Params) -> Result<Operator, ParamError> {
 /// `SPECIAL_CHARACTERS` from both ends of each word and count the words left non-empty (a word is
 /// kept iff it has a character outside the set). No lower-casing, as in Data-Juicer.
 pub fn num_words(text: &str) -> i64 {
-    words_from_document(text).filter(|w| w.chars().any(|c| !is_special_char(c))).count() as i64
+    words_from_document(text)
+        .filter(|w| w.chars().any(|c| !is_special_char(c)))
+        .count() as i64
 }
 
 #[derive(Debug)]
@@ -79,15 +86,30 @@ pub fn words_num_spec() -> OpSpec {
         kind: OpKind::Filter,
         params: || {
             vec![
-                ParamSpec::new("lang", ParamType::Str, json!("en"), "sample language (used by tokenization)"),
+                ParamSpec::new(
+                    "lang",
+                    ParamType::Str,
+                    json!("en"),
+                    "sample language (used by tokenization)",
+                ),
                 ParamSpec::new(
                     "tokenization",
                     ParamType::Bool,
                     json!(false),
                     "split words with a SentencePiece model (not supported yet)",
                 ),
-                ParamSpec::new("min_num", ParamType::Int, json!(10), "minimum number of words"),
-                ParamSpec::new("max_num", ParamType::Int, json!(PY_MAXSIZE), "maximum number of words"),
+                ParamSpec::new(
+                    "min_num",
+                    ParamType::Int,
+                    json!(10),
+                    "minimum number of words",
+                ),
+                ParamSpec::new(
+                    "max_num",
+                    ParamType::Int,
+                    json!(PY_MAXSIZE),
+                    "maximum number of words",
+                ),
             ]
         },
         build: build_words_num,
@@ -98,7 +120,10 @@ pub fn words_num_spec() -> OpSpec {
 
 fn build_words_num(p: &Params) -> Result<Operator, ParamError> {
     if p.bool("tokenization") {
-        return Err(p.invalid("tokenization", "needs a SentencePiece model, not supported yet"));
+        return Err(p.invalid(
+            "tokenization",
+            "needs a SentencePiece model, not supported yet",
+        ));
     }
     Ok(build_filter(
         p,
@@ -147,7 +172,10 @@ mod tests {
         ("line1\nline2\rline3\r\nline4", 3),
         ("①②③ ⑴ ⒈", 3),
         ("aaaaaaaaa b", 2),
-        ("the the the the the the the the the the the the the the", 14),
+        (
+            "the the the the the the the the the the the the the the",
+            14,
+        ),
         ("abcabcabcabcabcabcabcabcabcabcabc", 1),
         ("abababababababababababababababababababab", 1),
         ("中文中文中文中文中文中文中文", 1),
@@ -156,11 +184,17 @@ mod tests {
         ("\u{1e030}\u{11bf0} new", 2),
         ("\u{11db0}\u{11de0} u17", 2),
         ("ก\u{e34}น ข\u{e49}าว", 2),
-        ("#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m", 15),
+        (
+            "#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m",
+            15,
+        ),
         ("tab\tsep\tvalues\t", 3),
         ("ａｂｃ！？。、", 1),
         ("�\u{fffc}\u{ad}\u{feff}", 0),
-        ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", 1),
+        (
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+            1,
+        ),
     ];
 
     #[test]
@@ -181,9 +215,17 @@ mod tests {
         let op = build("words_num_filter", json!({"min_num": 2, "lang": "zh"})).unwrap();
         let Operator::Filter(f) = &op else { panic!() };
         assert_eq!(f.stat_key, "num_words");
-        assert_eq!((f.range.min, f.range.max), (Some(2.0), Some(PY_MAXSIZE as f64)));
-        assert_eq!(int_stats(&op, &[Some("a b, c"), Some("..."), None]), vec![Some(3), Some(0), None]);
-        let Operator::Filter(f) = build("words_num_filter", json!({})).unwrap() else { panic!() };
+        assert_eq!(
+            (f.range.min, f.range.max),
+            (Some(2.0), Some(PY_MAXSIZE as f64))
+        );
+        assert_eq!(
+            int_stats(&op, &[Some("a b, c"), Some("..."), None]),
+            vec![Some(3), Some(0), None]
+        );
+        let Operator::Filter(f) = build("words_num_filter", json!({})).unwrap() else {
+            panic!()
+        };
         assert_eq!(f.range.min, Some(10.0));
 
         let e = build("words_num_filter", json!({"tokenization": true})).unwrap_err();
@@ -192,7 +234,10 @@ mod tests {
             "parameter `tokenization` of words_num_filter: needs a SentencePiece model, not supported yet"
         );
         let e = build("words_num_filter", json!({"min_num": 1.5})).unwrap_err();
-        assert_eq!(e.to_string(), "parameter `min_num` of words_num_filter must be an integer, got number 1.5");
+        assert_eq!(
+            e.to_string(),
+            "parameter `min_num` of words_num_filter must be an integer, got number 1.5"
+        );
         let e = build("words_num_filter", json!({"lang": 1})).unwrap_err();
         assert!(matches!(e, ParamError::WrongType { .. }));
     }

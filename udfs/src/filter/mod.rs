@@ -18,7 +18,10 @@ pub(crate) fn build_filter(
     min: Option<f64>,
     max: Option<f64>,
 ) -> Operator {
-    let id = UdfIdentity { name: params.op().to_string(), config: params.to_json().to_string() };
+    let id = UdfIdentity {
+        name: params.op().to_string(),
+        config: params.to_json().to_string(),
+    };
     Operator::Filter(FilterOp {
         stat_key,
         stat_udf: StatUdf::new_udf(id, stat),

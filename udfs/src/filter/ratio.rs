@@ -20,7 +20,11 @@ fn char_ratio(text: &str, pred: impl Fn(char) -> bool) -> f64 {
         total += 1;
         hits += pred(c) as u64;
     }
-    if total == 0 { 0.0 } else { hits as f64 / total as f64 }
+    if total == 0 {
+        0.0
+    } else {
+        hits as f64 / total as f64
+    }
 }
 
 /// `alphanumeric_filter`'s `alnum_ratio`: characters with Python `str.isalnum()` / `len(text)`.
@@ -70,8 +74,18 @@ pub fn alphanumeric_spec() -> OpSpec {
                     json!(false),
                     "ratio of alphabetic characters to Hugging Face tokens (not supported yet)",
                 ),
-                ParamSpec::new("min_ratio", ParamType::Float, json!(0.25), "minimum alphanumeric ratio"),
-                ParamSpec::new("max_ratio", ParamType::Float, json!(PY_MAXSIZE), "maximum alphanumeric ratio"),
+                ParamSpec::new(
+                    "min_ratio",
+                    ParamType::Float,
+                    json!(0.25),
+                    "minimum alphanumeric ratio",
+                ),
+                ParamSpec::new(
+                    "max_ratio",
+                    ParamType::Float,
+                    json!(PY_MAXSIZE),
+                    "maximum alphanumeric ratio",
+                ),
             ]
         },
         build: build_alphanumeric,
@@ -88,7 +102,13 @@ fn build_alphanumeric(p: &Params) -> Result<Operator, ParamError> {
             "needs the Hugging Face tokenizer EleutherAI/pythia-6.9b-deduped, not supported yet",
         ));
     }
-    Ok(build_filter(p, "alnum_ratio", Arc::new(AlnumRatio), p.float("min_ratio"), p.float("max_ratio")))
+    Ok(build_filter(
+        p,
+        "alnum_ratio",
+        Arc::new(AlnumRatio),
+        p.float("min_ratio"),
+        p.float("max_ratio"),
+    ))
 }
 
 pub fn special_characters_spec() -> OpSpec {
@@ -97,8 +117,18 @@ pub fn special_characters_spec() -> OpSpec {
         kind: OpKind::Filter,
         params: || {
             vec![
-                ParamSpec::new("min_ratio", ParamType::Float, json!(0.0), "minimum special-character ratio"),
-                ParamSpec::new("max_ratio", ParamType::Float, json!(0.25), "maximum special-character ratio"),
+                ParamSpec::new(
+                    "min_ratio",
+                    ParamType::Float,
+                    json!(0.0),
+                    "minimum special-character ratio",
+                ),
+                ParamSpec::new(
+                    "max_ratio",
+                    ParamType::Float,
+                    json!(0.25),
+                    "maximum special-character ratio",
+                ),
             ]
         },
         build: build_special_characters,
@@ -108,7 +138,13 @@ pub fn special_characters_spec() -> OpSpec {
 }
 
 fn build_special_characters(p: &Params) -> Result<Operator, ParamError> {
-    Ok(build_filter(p, "special_char_ratio", Arc::new(SpecialCharRatio), p.float("min_ratio"), p.float("max_ratio")))
+    Ok(build_filter(
+        p,
+        "special_char_ratio",
+        Arc::new(SpecialCharRatio),
+        p.float("min_ratio"),
+        p.float("max_ratio"),
+    ))
 }
 
 #[cfg(test)]
@@ -130,7 +166,10 @@ mod tests {
         ("e\u{301} cafe\u{301} naïve", 0.7142857142857143),
         ("😀 😀😀 hi😀 🇨🇳 👍🏽", 0.14285714285714285),
         ("مرحبا بالعالم، كيف حالك؟", 0.7916666666666666),
-        ("full\u{3000}width\u{3000}space ｆｕｌｌ", 0.8571428571428571),
+        (
+            "full\u{3000}width\u{3000}space ｆｕｌｌ",
+            0.8571428571428571,
+        ),
         ("nbsp\u{a0}inside word\u{2003}em", 0.8421052631578947),
         ("x\u{1c}y\u{1d}z\u{1e}\u{1f}", 0.42857142857142855),
         ("123 456 7.8 9,0", 0.6666666666666666),
@@ -143,7 +182,10 @@ mod tests {
         ("line1\nline2\rline3\r\nline4", 0.8333333333333334),
         ("①②③ ⑴ ⒈", 0.7142857142857143),
         ("aaaaaaaaa b", 0.9090909090909091),
-        ("the the the the the the the the the the the the the the", 0.7636363636363637),
+        (
+            "the the the the the the the the the the the the the the",
+            0.7636363636363637,
+        ),
         ("abcabcabcabcabcabcabcabcabcabcabc", 1.0),
         ("abababababababababababababababababababab", 1.0),
         ("中文中文中文中文中文中文中文", 1.0),
@@ -152,11 +194,17 @@ mod tests {
         ("\u{1e030}\u{11bf0} new", 0.5),
         ("\u{11db0}\u{11de0} u17", 0.5),
         ("ก\u{e34}น ข\u{e49}าว", 0.625),
-        ("#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m", 0.3103448275862069),
+        (
+            "#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m",
+            0.3103448275862069,
+        ),
         ("tab\tsep\tvalues\t", 0.8),
         ("ａｂｃ！？。、", 0.42857142857142855),
         ("�\u{fffc}\u{ad}\u{feff}", 0.0),
-        ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", 1.0),
+        (
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+            1.0,
+        ),
     ];
 
     /// (text, SpecialCharactersFilter() special_char_ratio), Data-Juicer 1.6.1.
@@ -171,7 +219,10 @@ mod tests {
         ("e\u{301} cafe\u{301} naïve", 0.14285714285714285),
         ("😀 😀😀 hi😀 🇨🇳 👍🏽", 0.7142857142857143),
         ("مرحبا بالعالم، كيف حالك؟", 0.16666666666666666),
-        ("full\u{3000}width\u{3000}space ｆｕｌｌ", 0.14285714285714285),
+        (
+            "full\u{3000}width\u{3000}space ｆｕｌｌ",
+            0.14285714285714285,
+        ),
         ("nbsp\u{a0}inside word\u{2003}em", 0.10526315789473684),
         ("x\u{1c}y\u{1d}z\u{1e}\u{1f}", 0.0),
         ("123 456 7.8 9,0", 1.0),
@@ -184,7 +235,10 @@ mod tests {
         ("line1\nline2\rline3\r\nline4", 0.3333333333333333),
         ("①②③ ⑴ ⒈", 0.2857142857142857),
         ("aaaaaaaaa b", 0.09090909090909091),
-        ("the the the the the the the the the the the the the the", 0.23636363636363636),
+        (
+            "the the the the the the the the the the the the the the",
+            0.23636363636363636,
+        ),
         ("abcabcabcabcabcabcabcabcabcabcabc", 0.0),
         ("abababababababababababababababababababab", 0.0),
         ("中文中文中文中文中文中文中文", 0.0),
@@ -193,11 +247,17 @@ mod tests {
         ("\u{1e030}\u{11bf0} new", 0.16666666666666666),
         ("\u{11db0}\u{11de0} u17", 0.5),
         ("ก\u{e34}น ข\u{e49}าว", 0.125),
-        ("#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m", 0.7068965517241379),
+        (
+            "#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m",
+            0.7068965517241379,
+        ),
         ("tab\tsep\tvalues\t", 0.2),
         ("ａｂｃ！？。、", 0.5714285714285714),
         ("�\u{fffc}\u{ad}\u{feff}", 1.0),
-        ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", 0.0),
+        (
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+            0.0,
+        ),
     ];
 
     #[test]
@@ -229,25 +289,51 @@ mod tests {
         assert_eq!(f.stat_key, "alnum_ratio");
         assert_eq!(
             f.range,
-            StatRange { min: Some(0.25), max: Some(PY_MAXSIZE as f64), min_closed: true, max_closed: true, reversed: false }
+            StatRange {
+                min: Some(0.25),
+                max: Some(PY_MAXSIZE as f64),
+                min_closed: true,
+                max_closed: true,
+                reversed: false
+            }
         );
-        assert_eq!(float_stats(&op, &[Some("ab!!"), None, Some("")]), vec![Some(0.5), None, Some(0.0)]);
+        assert_eq!(
+            float_stats(&op, &[Some("ab!!"), None, Some("")]),
+            vec![Some(0.5), None, Some(0.0)]
+        );
 
-        let op = build("special_characters_filter", json!({"min_ratio": 0, "max_ratio": 0.5, "reversed_range": true}))
-            .unwrap();
+        let op = build(
+            "special_characters_filter",
+            json!({"min_ratio": 0, "max_ratio": 0.5, "reversed_range": true}),
+        )
+        .unwrap();
         let Operator::Filter(f) = &op else { panic!() };
         assert_eq!(f.stat_key, "special_char_ratio");
         assert_eq!(
             f.range,
-            StatRange { min: Some(0.0), max: Some(0.5), min_closed: false, max_closed: false, reversed: true }
+            StatRange {
+                min: Some(0.0),
+                max: Some(0.5),
+                min_closed: false,
+                max_closed: false,
+                reversed: true
+            }
         );
         // The UDF gives the stat after Data-Juicer's ujson round trip of `__dj__stats__`
         // (crate::pyfloat): 1/3 -> 0.33333333330000003; the ratio itself is exact.
         assert_eq!(special_char_ratio("数据，"), 1.0 / 3.0);
-        assert_eq!(float_stats(&op, &[Some("a!"), Some("数据，")]), vec![Some(0.5), Some(0.33333333330000003)]);
-        assert_eq!(crate::pyfloat::ujson_roundtrip(1.0 / 3.0), 0.33333333330000003);
+        assert_eq!(
+            float_stats(&op, &[Some("a!"), Some("数据，")]),
+            vec![Some(0.5), Some(0.33333333330000003)]
+        );
+        assert_eq!(
+            crate::pyfloat::ujson_roundtrip(1.0 / 3.0),
+            0.33333333330000003
+        );
         // Defaults of special_characters_filter.
-        let Operator::Filter(f) = build("special_characters_filter", json!({})).unwrap() else { panic!() };
+        let Operator::Filter(f) = build("special_characters_filter", json!({})).unwrap() else {
+            panic!()
+        };
         assert_eq!((f.range.min, f.range.max), (Some(0.0), Some(0.25)));
     }
 
@@ -260,11 +346,16 @@ mod tests {
              EleutherAI/pythia-6.9b-deduped, not supported yet"
         );
         let e = build("alphanumeric_filter", json!({"min_ratio": "0.1"})).unwrap_err();
-        assert_eq!(e.to_string(), "parameter `min_ratio` of alphanumeric_filter must be a number, got string \"0.1\"");
+        assert_eq!(
+            e.to_string(),
+            "parameter `min_ratio` of alphanumeric_filter must be a number, got string \"0.1\""
+        );
         let e = build("special_characters_filter", json!({"max_ratio": [1]})).unwrap_err();
         assert!(matches!(e, ParamError::WrongType { .. }));
         // None bounds are skipped, as in get_keep_boolean.
-        let Operator::Filter(f) = build("special_characters_filter", json!({"max_ratio": null})).unwrap() else {
+        let Operator::Filter(f) =
+            build("special_characters_filter", json!({"max_ratio": null})).unwrap()
+        else {
             panic!()
         };
         assert_eq!(f.range.max, None);

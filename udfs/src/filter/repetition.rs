@@ -46,9 +46,16 @@ pub fn char_rep_ratio(text: &str, n: usize) -> f64 {
     let offsets: Vec<usize> = if text.is_ascii() {
         Vec::new()
     } else {
-        text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len())).collect()
+        text.char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(text.len()))
+            .collect()
     };
-    let len = if text.is_ascii() { text.len() } else { offsets.len() - 1 };
+    let len = if text.is_ascii() {
+        text.len()
+    } else {
+        offsets.len() - 1
+    };
     if len < n {
         return 0.0;
     }
@@ -92,9 +99,24 @@ pub fn character_repetition_spec() -> OpSpec {
         kind: OpKind::Filter,
         params: || {
             vec![
-                ParamSpec::new("rep_len", ParamType::Int, json!(10), "character n-gram length (positive)"),
-                ParamSpec::new("min_ratio", ParamType::Float, json!(0.0), "minimum repetition ratio"),
-                ParamSpec::new("max_ratio", ParamType::Float, json!(0.5), "maximum repetition ratio"),
+                ParamSpec::new(
+                    "rep_len",
+                    ParamType::Int,
+                    json!(10),
+                    "character n-gram length (positive)",
+                ),
+                ParamSpec::new(
+                    "min_ratio",
+                    ParamType::Float,
+                    json!(0.0),
+                    "minimum repetition ratio",
+                ),
+                ParamSpec::new(
+                    "max_ratio",
+                    ParamType::Float,
+                    json!(0.5),
+                    "maximum repetition ratio",
+                ),
             ]
         },
         build: build_character_repetition,
@@ -109,7 +131,13 @@ fn build_character_repetition(p: &Params) -> Result<Operator, ParamError> {
         Some(n) => return Err(p.invalid("rep_len", format!("must be a positive integer, got {n}"))),
         None => return Err(p.invalid("rep_len", "must be a positive integer, got null")),
     };
-    Ok(build_filter(p, "char_rep_ratio", Arc::new(CharRepRatio { n }), p.float("min_ratio"), p.float("max_ratio")))
+    Ok(build_filter(
+        p,
+        "char_rep_ratio",
+        Arc::new(CharRepRatio { n }),
+        p.float("min_ratio"),
+        p.float("max_ratio"),
+    ))
 }
 
 #[cfg(test)]
@@ -127,39 +155,96 @@ mod tests {
         ("   ", [0.0, 1.0, 0.0, 0.0]),
         ("\t\n", [0.0, 0.0, 0.0, 0.0]),
         ("Hello world!", [0.0, 0.4166666666666667, 0.0, 0.0]),
-        ("Hello, world! This is a test.", [0.0, 0.4482758620689655, 0.07407407407407407, 0.0]),
+        (
+            "Hello, world! This is a test.",
+            [0.0, 0.4482758620689655, 0.07407407407407407, 0.0],
+        ),
         ("a - b -- c ... d", [0.0, 0.5625, 0.0, 0.0]),
-        ("数据处理 是 一个 测试。", [0.0, 0.23076923076923078, 0.0, 0.0]),
-        ("e\u{301} cafe\u{301} naïve", [0.0, 0.5, 0.16666666666666666, 0.0]),
+        (
+            "数据处理 是 一个 测试。",
+            [0.0, 0.23076923076923078, 0.0, 0.0],
+        ),
+        (
+            "e\u{301} cafe\u{301} naïve",
+            [0.0, 0.5, 0.16666666666666666, 0.0],
+        ),
         ("😀 😀😀 hi😀 🇨🇳 👍🏽", [0.0, 0.5714285714285714, 0.0, 0.0]),
-        ("مرحبا بالعالم، كيف حالك؟", [0.0, 0.4166666666666667, 0.0, 0.0]),
-        ("full\u{3000}width\u{3000}space ｆｕｌｌ", [0.0, 0.2857142857142857, 0.0, 0.0]),
-        ("nbsp\u{a0}inside word\u{2003}em", [0.0, 0.3157894736842105, 0.0, 0.0]),
+        (
+            "مرحبا بالعالم، كيف حالك؟",
+            [0.0, 0.4166666666666667, 0.0, 0.0],
+        ),
+        (
+            "full\u{3000}width\u{3000}space ｆｕｌｌ",
+            [0.0, 0.2857142857142857, 0.0, 0.0],
+        ),
+        (
+            "nbsp\u{a0}inside word\u{2003}em",
+            [0.0, 0.3157894736842105, 0.0, 0.0],
+        ),
         ("x\u{1c}y\u{1d}z\u{1e}\u{1f}", [0.0, 0.0, 0.0, 0.0]),
         ("123 456 7.8 9,0", [0.0, 0.2, 0.0, 0.0]),
         ("__init__ --flag", [0.0, 0.5333333333333333, 0.0, 0.0]),
-        ("\u{200b}\u{200b}zero\u{200b} width", [0.0, 0.23076923076923078, 0.0, 0.0]),
+        (
+            "\u{200b}\u{200b}zero\u{200b} width",
+            [0.0, 0.23076923076923078, 0.0, 0.0],
+        ),
         ("‘quoted’ “double” «guillemets»", [0.0, 0.4, 0.0, 0.0]),
         ("Ⅷ ² ½ ١٢٣ ３", [0.0, 0.36363636363636365, 0.0, 0.0]),
         ("ǅ ǈ ß ǲ", [0.0, 0.42857142857142855, 0.0, 0.0]),
         ("\u{301}\u{301}", [0.0, 1.0, 0.0, 0.0]),
-        ("line1\nline2\rline3\r\nline4", [0.0, 0.5, 0.45454545454545453, 0.0]),
+        (
+            "line1\nline2\rline3\r\nline4",
+            [0.0, 0.5, 0.45454545454545453, 0.0],
+        ),
         ("①②③ ⑴ ⒈", [0.0, 0.2857142857142857, 0.0, 0.0]),
-        ("aaaaaaaaa b", [0.0, 0.8181818181818182, 0.7777777777777778, 0.0]),
-        ("the the the the the the the the the the the the the the", [0.5217391304347826, 0.509090909090909, 0.5094339622641509, 0.6666666666666666]),
-        ("abcabcabcabcabcabcabcabcabcabcabc", [0.3333333333333333, 0.3333333333333333, 0.3548387096774194, 0.0]),
-        ("abababababababababababababababababababab", [0.5161290322580645, 0.5, 0.5, 0.0]),
+        (
+            "aaaaaaaaa b",
+            [0.0, 0.8181818181818182, 0.7777777777777778, 0.0],
+        ),
+        (
+            "the the the the the the the the the the the the the the",
+            [
+                0.5217391304347826,
+                0.509090909090909,
+                0.5094339622641509,
+                0.6666666666666666,
+            ],
+        ),
+        (
+            "abcabcabcabcabcabcabcabcabcabcabc",
+            [
+                0.3333333333333333,
+                0.3333333333333333,
+                0.3548387096774194,
+                0.0,
+            ],
+        ),
+        (
+            "abababababababababababababababababababab",
+            [0.5161290322580645, 0.5, 0.5, 0.0],
+        ),
         ("中文中文中文中文中文中文中文", [0.6, 0.5, 0.5, 0.0]),
         ("🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂", [1.0, 1.0, 1.0, 0.0]),
         ("שלום עולם!", [0.0, 0.4, 0.0, 0.0]),
         ("\u{1e030}\u{11bf0} new", [0.0, 0.0, 0.0, 0.0]),
         ("\u{11db0}\u{11de0} u17", [0.0, 0.0, 0.0, 0.0]),
         ("ก\u{e34}น ข\u{e49}าว", [0.0, 0.0, 0.0, 0.0]),
-        ("#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m", [0.0, 0.43103448275862066, 0.0, 0.0]),
+        (
+            "#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m",
+            [0.0, 0.43103448275862066, 0.0, 0.0],
+        ),
         ("tab\tsep\tvalues\t", [0.0, 0.4666666666666667, 0.0, 0.0]),
         ("ａｂｃ！？。、", [0.0, 0.0, 0.0, 0.0]),
         ("�\u{fffc}\u{ad}\u{feff}", [0.0, 0.0, 0.0, 0.0]),
-        ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", [0.9866666666666667, 0.9880952380952381, 0.9878048780487805, 0.9714285714285714]),
+        (
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+            [
+                0.9866666666666667,
+                0.9880952380952381,
+                0.9878048780487805,
+                0.9714285714285714,
+            ],
+        ),
     ];
 
     #[test]
@@ -173,7 +258,12 @@ mod tests {
 
     #[test]
     fn long_texts() {
-        let want: [[f64; 3]; 4] = [[0.1785960736466282, 0.00705063455711014, 1.0], [0.39286, 0.00705, 1.0], [0.2143142862857257, 0.007050141002820056, 1.0], [0.17858750787886063, 0.007053456193534832, 1.0]];
+        let want: [[f64; 3]; 4] = [
+            [0.1785960736466282, 0.00705063455711014, 1.0],
+            [0.39286, 0.00705, 1.0],
+            [0.2143142862857257, 0.007050141002820056, 1.0],
+            [0.17858750787886063, 0.007053456193534832, 1.0],
+        ];
         let bigs = crate::mapper::test_support::big_texts();
         for (n, want) in REP_LENS.iter().zip(want) {
             for (text, want) in bigs.iter().zip(want) {
@@ -184,13 +274,22 @@ mod tests {
 
     #[test]
     fn through_udf_and_params() {
-        let op = build("character_repetition_filter", json!({"rep_len": 2, "max_ratio": 0.9})).unwrap();
+        let op = build(
+            "character_repetition_filter",
+            json!({"rep_len": 2, "max_ratio": 0.9}),
+        )
+        .unwrap();
         let Operator::Filter(f) = &op else { panic!() };
         assert_eq!(f.stat_key, "char_rep_ratio");
         assert_eq!((f.range.min, f.range.max), (Some(0.0), Some(0.9)));
         // "aaaa": bigram "aa" x3 -> k = min(1, 1) = 1 -> 3/3
-        assert_eq!(float_stats(&op, &[Some("aaaa"), Some("a"), None]), vec![Some(1.0), Some(0.0), None]);
-        let Operator::Filter(f) = build("character_repetition_filter", json!({})).unwrap() else { panic!() };
+        assert_eq!(
+            float_stats(&op, &[Some("aaaa"), Some("a"), None]),
+            vec![Some(1.0), Some(0.0), None]
+        );
+        let Operator::Filter(f) = build("character_repetition_filter", json!({})).unwrap() else {
+            panic!()
+        };
         assert_eq!((f.range.min, f.range.max), (Some(0.0), Some(0.5)));
 
         for bad in [json!(0), json!(-3), json!(null)] {

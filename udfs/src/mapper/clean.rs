@@ -116,14 +116,22 @@ impl PyRegex {
 
     /// The default links pattern, exact to the `regex` module.
     fn default_links() -> PyRegex {
-        Self::compile(&default_links_rust_pattern(), false, true).expect("default links pattern compiles")
+        Self::compile(&default_links_rust_pattern(), false, true)
+            .expect("default links pattern compiles")
     }
 
-    fn compile(rust_pattern: &str, needs_fancy: bool, word_boundary_start: bool) -> Result<PyRegex, String> {
+    fn compile(
+        rust_pattern: &str,
+        needs_fancy: bool,
+        word_boundary_start: bool,
+    ) -> Result<PyRegex, String> {
         let std_err = if needs_fancy {
             None
         } else {
-            match regex::RegexBuilder::new(rust_pattern).size_limit(256 << 20).build() {
+            match regex::RegexBuilder::new(rust_pattern)
+                .size_limit(256 << 20)
+                .build()
+            {
                 Ok(re) => {
                     let names = re
                         .capture_names()
@@ -147,7 +155,12 @@ impl PyRegex {
                     .enumerate()
                     .filter_map(|(i, n)| n.map(|n| (n.to_string(), i)))
                     .collect();
-                Ok(PyRegex { groups: re.captures_len() - 1, names, engine: Engine::Fancy(re), word_boundary_start })
+                Ok(PyRegex {
+                    groups: re.captures_len() - 1,
+                    names,
+                    engine: Engine::Fancy(re),
+                    word_boundary_start,
+                })
             }
             Err(e) => Err(std_err.unwrap_or_else(|| e.to_string())),
         }
@@ -155,30 +168,42 @@ impl PyRegex {
 
     /// Leftmost match starting at or after `from`; fills `scratch.spans` (all groups) when
     /// `with_groups`.
-    fn search(&self, text: &str, mut from: usize, scratch: &mut Scratch) -> Result<Option<(usize, usize)>, MatchError> {
+    fn search(
+        &self,
+        text: &str,
+        mut from: usize,
+        scratch: &mut Scratch,
+    ) -> Result<Option<(usize, usize)>, MatchError> {
         loop {
             let found = match (&self.engine, scratch.with_groups) {
                 (Engine::Std(re), false) => re.find_at(text, from).map(|m| (m.start(), m.end())),
                 (Engine::Std(re), true) => {
                     let locs = scratch.locs.get_or_insert_with(|| re.capture_locations());
-                    let m = re.captures_read_at(locs, text, from).map(|m| (m.start(), m.end()));
+                    let m = re
+                        .captures_read_at(locs, text, from)
+                        .map(|m| (m.start(), m.end()));
                     if m.is_some() {
                         scratch.spans.clear();
                         scratch.spans.extend((0..locs.len()).map(|i| locs.get(i)));
                     }
                     m
                 }
-                (Engine::Fancy(re), false) => {
-                    re.find_from_pos(text, from).map_err(|_| MatchError)?.map(|m| (m.start(), m.end()))
-                }
-                (Engine::Fancy(re), true) => match re.captures_from_pos(text, from).map_err(|_| MatchError)? {
-                    None => None,
-                    Some(c) => {
-                        scratch.spans.clear();
-                        scratch.spans.extend((0..c.len()).map(|i| c.get(i).map(|m| (m.start(), m.end()))));
-                        c.get(0).map(|m| (m.start(), m.end()))
+                (Engine::Fancy(re), false) => re
+                    .find_from_pos(text, from)
+                    .map_err(|_| MatchError)?
+                    .map(|m| (m.start(), m.end())),
+                (Engine::Fancy(re), true) => {
+                    match re.captures_from_pos(text, from).map_err(|_| MatchError)? {
+                        None => None,
+                        Some(c) => {
+                            scratch.spans.clear();
+                            scratch.spans.extend(
+                                (0..c.len()).map(|i| c.get(i).map(|m| (m.start(), m.end()))),
+                            );
+                            c.get(0).map(|m| (m.start(), m.end()))
+                        }
                     }
-                },
+                }
             };
             let Some((s, e)) = found else { return Ok(None) };
             if self.word_boundary_start && !python_word_boundary(text, s) {
@@ -212,7 +237,11 @@ impl PyRegex {
     }
 
     fn try_sub(&self, text: &str, repl: &Template) -> Result<Option<String>, MatchError> {
-        let mut scratch = Scratch { with_groups: repl.uses_groups(), locs: None, spans: Vec::new() };
+        let mut scratch = Scratch {
+            with_groups: repl.uses_groups(),
+            locs: None,
+            spans: Vec::new(),
+        };
         let mut out: Option<String> = None;
         let mut last = 0;
         let mut pos = 0;
@@ -220,8 +249,10 @@ impl PyRegex {
         loop {
             let mut from = pos;
             let found = loop {
-                let Some((s, e)) = self.search(text, from, &mut scratch)? else { break None };
-                if must_advance && s == pos && e == pos {
+                let Some((s, e)) = self.search(text, from, &mut scratch)? else {
+                    break None;
+                };
+                if pos > 0 && s == pos && e == pos {
                     match next_char_boundary(text, pos) {
                         Some(n) => {
                             from = n;
@@ -249,7 +280,11 @@ impl PyRegex {
 
 /// Whether Python's `\b` holds at byte offset `i` (by the `regex` module's `\w`).
 fn python_word_boundary(text: &str, i: usize) -> bool {
-    let is_word = |c: Option<char>| c.is_some_and(|c| c == '_' || c.is_ascii_alphanumeric() || (!c.is_ascii() && regex_word().contains(c)));
+    let is_word = |c: Option<char>| {
+        c.is_some_and(|c| {
+            c == '_' || c.is_ascii_alphanumeric() || (!c.is_ascii() && regex_word().contains(c))
+        })
+    };
     is_word(text[..i].chars().next_back()) != is_word(text[i..].chars().next())
 }
 
@@ -383,21 +418,26 @@ enum Piece {
 impl Template {
     /// Parses `repl` for a pattern with `groups` groups and the given group names. Unlike Python,
     /// which parses the template lazily at the first matching text, errors are reported up front.
-    pub fn parse(repl: &str, groups: usize, names: &HashMap<String, usize>) -> Result<Template, String> {
+    pub fn parse(
+        repl: &str,
+        groups: usize,
+        names: &HashMap<String, usize>,
+    ) -> Result<Template, String> {
         let mut pieces = Vec::new();
         let mut lit = String::new();
         let chars: Vec<char> = repl.chars().collect();
         let mut i = 0;
-        let group_ref = |n: usize, pieces: &mut Vec<Piece>, lit: &mut String| -> Result<(), String> {
-            if n > groups {
-                return Err("invalid group reference".to_string());
-            }
-            if !lit.is_empty() {
-                pieces.push(Piece::Lit(std::mem::take(lit)));
-            }
-            pieces.push(Piece::Group(n));
-            Ok(())
-        };
+        let group_ref =
+            |n: usize, pieces: &mut Vec<Piece>, lit: &mut String| -> Result<(), String> {
+                if n > groups {
+                    return Err("invalid group reference".to_string());
+                }
+                if !lit.is_empty() {
+                    pieces.push(Piece::Lit(std::mem::take(lit)));
+                }
+                pieces.push(Piece::Group(n));
+                Ok(())
+            };
         while i < chars.len() {
             let c = chars[i];
             i += 1;
@@ -405,7 +445,9 @@ impl Template {
                 lit.push(c);
                 continue;
             }
-            let Some(&e) = chars.get(i) else { return Err("bad escape (end of pattern)".to_string()) };
+            let Some(&e) = chars.get(i) else {
+                return Err("bad escape (end of pattern)".to_string());
+            };
             i += 1;
             match e {
                 'a' => lit.push('\u{7}'),
@@ -422,7 +464,9 @@ impl Template {
                         _ => 8,
                     };
                     let digits: String = chars.iter().skip(i).take(len).collect();
-                    if digits.chars().count() < len || !digits.chars().all(|d| d.is_ascii_hexdigit()) {
+                    if digits.chars().count() < len
+                        || !digits.chars().all(|d| d.is_ascii_hexdigit())
+                    {
                         return Err(format!("incomplete escape \\{e}{digits}"));
                     }
                     i += len;
@@ -434,7 +478,10 @@ impl Template {
                         return Err("missing <".to_string());
                     }
                     let start = i + 1;
-                    let end = chars[start..].iter().position(|&c| c == ')' || c == '>').map(|p| p + start);
+                    let end = chars[start..]
+                        .iter()
+                        .position(|&c| c == ')' || c == '>')
+                        .map(|p| p + start);
                     let Some(end) = end.filter(|&e| chars[e] == '>') else {
                         return Err("missing >".to_string());
                     };
@@ -444,14 +491,20 @@ impl Template {
                         return Err("missing group name".to_string());
                     }
                     if name.chars().all(|c| c.is_ascii_digit()) {
-                        let n = name.parse::<usize>().map_err(|_| "invalid group reference".to_string())?;
+                        let n = name
+                            .parse::<usize>()
+                            .map_err(|_| "invalid group reference".to_string())?;
                         group_ref(n, &mut pieces, &mut lit)?;
                     } else {
-                        let n = *names.get(&name).ok_or_else(|| format!("unknown group {name}"))?;
+                        let n = *names
+                            .get(&name)
+                            .ok_or_else(|| format!("unknown group {name}"))?;
                         group_ref(n, &mut pieces, &mut lit)?;
                     }
                 }
-                'N' => return Err("named characters (\\N{...}) are not supported in repl".to_string()),
+                'N' => {
+                    return Err("named characters (\\N{...}) are not supported in repl".to_string());
+                }
                 e if e.is_ascii_alphabetic() => return Err(format!("bad escape \\{e}")),
                 '0' => {
                     let mut v = 0u32;
@@ -496,7 +549,13 @@ impl Template {
         self.pieces.iter().any(|p| matches!(p, Piece::Group(_)))
     }
 
-    fn expand(&self, text: &str, whole: (usize, usize), spans: &[Option<(usize, usize)>], out: &mut String) {
+    fn expand(
+        &self,
+        text: &str,
+        whole: (usize, usize),
+        spans: &[Option<(usize, usize)>],
+        out: &mut String,
+    ) {
         for p in &self.pieces {
             match p {
                 Piece::Lit(s) => out.push_str(s),
@@ -537,15 +596,22 @@ pub struct RegexCleaner {
 
 impl RegexCleaner {
     /// From op params: `pattern` (None -> `default`) and `repl`.
-    fn from_params(p: &Params, default: &'static LazyLock<Arc<PyRegex>>) -> Result<RegexCleaner, ParamError> {
+    fn from_params(
+        p: &Params,
+        default: &'static LazyLock<Arc<PyRegex>>,
+    ) -> Result<RegexCleaner, ParamError> {
         let re = match p.raw("pattern") {
             Value::Null => (**default).clone(),
             _ => {
                 let pattern = strip_raw_wrapper(p.str("pattern").unwrap_or_default());
-                Arc::new(PyRegex::new(pattern).map_err(|e| p.invalid("pattern", format!("invalid regular expression: {e}")))?)
+                Arc::new(PyRegex::new(pattern).map_err(|e| {
+                    p.invalid("pattern", format!("invalid regular expression: {e}"))
+                })?)
             }
         };
-        let Some(repl) = p.str("repl") else { return Err(p.invalid("repl", "must be a string, got null")) };
+        let Some(repl) = p.str("repl") else {
+            return Err(p.invalid("repl", "must be a string, got null"));
+        };
         let repl = Template::parse(repl, re.groups, &re.names).map_err(|e| p.invalid("repl", e))?;
         Ok(RegexCleaner { re, repl })
     }
@@ -561,8 +627,9 @@ impl TextMapper for RegexCleaner {
     }
 }
 
-static EMAIL_RE: LazyLock<Arc<PyRegex>> =
-    LazyLock::new(|| Arc::new(PyRegex::new(DEFAULT_EMAIL_PATTERN).expect("default email pattern compiles")));
+static EMAIL_RE: LazyLock<Arc<PyRegex>> = LazyLock::new(|| {
+    Arc::new(PyRegex::new(DEFAULT_EMAIL_PATTERN).expect("default email pattern compiles"))
+});
 static LINKS_RE: LazyLock<Arc<PyRegex>> = LazyLock::new(|| Arc::new(PyRegex::default_links()));
 
 fn clean_params() -> Vec<ParamSpec> {
@@ -573,7 +640,12 @@ fn clean_params() -> Vec<ParamSpec> {
             Value::Null,
             "regular expression to search for (Python syntax; an r'...' wrapper is removed); None = built-in",
         ),
-        ParamSpec::new("repl", ParamType::Str, Value::String(String::new()), "replacement (Python template)"),
+        ParamSpec::new(
+            "repl",
+            ParamType::Str,
+            Value::String(String::new()),
+            "replacement (Python template)",
+        ),
     ]
 }
 
@@ -582,7 +654,12 @@ pub fn clean_email_spec() -> OpSpec {
         name: "clean_email_mapper",
         kind: OpKind::Mapper,
         params: clean_params,
-        build: |p| Ok(build_mapper(p, Arc::new(RegexCleaner::from_params(p, &EMAIL_RE)?))),
+        build: |p| {
+            Ok(build_mapper(
+                p,
+                Arc::new(RegexCleaner::from_params(p, &EMAIL_RE)?),
+            ))
+        },
         doc: "Replace email addresses (or matches of `pattern`) with `repl`.",
     }
 }
@@ -598,7 +675,10 @@ pub fn clean_links_spec() -> OpSpec {
 }
 
 fn build_clean_links(p: &Params) -> Result<Operator, ParamError> {
-    Ok(build_mapper(p, Arc::new(RegexCleaner::from_params(p, &LINKS_RE)?)))
+    Ok(build_mapper(
+        p,
+        Arc::new(RegexCleaner::from_params(p, &LINKS_RE)?),
+    ))
 }
 
 #[cfg(test)]
@@ -613,7 +693,11 @@ mod tests {
         let spec = crate::registry::lookup(op).unwrap();
         let map = params.as_object().cloned().unwrap_or_default();
         let p = Params::validate(op, &spec.all_params(), &map).unwrap();
-        let default = if op == "clean_email_mapper" { &EMAIL_RE } else { &LINKS_RE };
+        let default = if op == "clean_email_mapper" {
+            &EMAIL_RE
+        } else {
+            &LINKS_RE
+        };
         RegexCleaner::from_params(&p, default).unwrap()
     }
 
@@ -621,7 +705,10 @@ mod tests {
     const EMAIL_CASES: &[(&str, &str)] = &[
         ("", ""),
         ("no email here", "no email here"),
-        ("contact me at john.doe@example.com please", "contact me at  please"),
+        (
+            "contact me at john.doe@example.com please",
+            "contact me at  please",
+        ),
         ("John.Doe@Example.COM", "John.Doe@Example.COM"),
         ("x@ex.COM", "x@ex.COM"),
         ("a@b.c@d.ee", "@d.ee"),
@@ -648,7 +735,10 @@ mod tests {
     const EMAIL_REPL_CASES: &[(&str, &str)] = &[
         ("", ""),
         ("no email here", "no email here"),
-        ("contact me at john.doe@example.com please", "contact me at <EMAIL> please"),
+        (
+            "contact me at john.doe@example.com please",
+            "contact me at <EMAIL> please",
+        ),
         ("John.Doe@Example.COM", "John.Doe@Example.COM"),
         ("x@ex.COM", "x@ex.COM"),
         ("a@b.c@d.ee", "<EMAIL>@d.ee"),
@@ -678,7 +768,10 @@ mod tests {
         ("visit https://www.example.com/path?q=1&b=2.", "visit ."),
         ("go to www.google.com now", "go to  now"),
         ("ftp://files.example.org/pub/file.tar.gz,", ","),
-        ("(see http://en.wikipedia.org/wiki/Foo_(bar)) ok", "(see ) ok"),
+        (
+            "(see http://en.wikipedia.org/wiki/Foo_(bar)) ok",
+            "(see ) ok",
+        ),
         ("example.com/page and test.org", " and test.org"),
         ("mailto:someone@example.com", ""),
         ("HTTP://EXAMPLE.COM/ABC", ""),
@@ -701,7 +794,10 @@ mod tests {
         ("http://x.com/a)b", ")b"),
         ("«http://x.com/»", "«»"),
         ("git+ssh://host/repo.git;", "git+;"),
-        ("see:\u{a0}http://nbsp.com/x\u{3000}next", "see:\u{a0}\u{3000}next"),
+        (
+            "see:\u{a0}http://nbsp.com/x\u{3000}next",
+            "see:\u{a0}\u{3000}next",
+        ),
         ("a.b.c.de/ f.gh/", "a.b.c.de/ f.gh/"),
         ("tel:+123", "tel:+123"),
         ("c:\\path\\file", "c:\\path\\file"),
@@ -733,14 +829,32 @@ mod tests {
     const LINKS_GROUP_CASES: &[(&str, &str)] = &[
         ("", ""),
         ("no links at all.", "no links at all."),
-        ("visit https://www.example.com/path?q=1&b=2.", "visit <https://www.example.com/path?q=1&b=2||>."),
+        (
+            "visit https://www.example.com/path?q=1&b=2.",
+            "visit <https://www.example.com/path?q=1&b=2||>.",
+        ),
         ("go to www.google.com now", "go to <www.google.com||> now"),
-        ("ftp://files.example.org/pub/file.tar.gz,", "<ftp://files.example.org/pub/file.tar.gz||>,"),
-        ("(see http://en.wikipedia.org/wiki/Foo_(bar)) ok", "(see <http://en.wikipedia.org/wiki/Foo_(bar)||>) ok"),
-        ("example.com/page and test.org", "<example.com/page||> and test.org"),
-        ("mailto:someone@example.com", "<mailto:someone@example.com||>"),
+        (
+            "ftp://files.example.org/pub/file.tar.gz,",
+            "<ftp://files.example.org/pub/file.tar.gz||>,",
+        ),
+        (
+            "(see http://en.wikipedia.org/wiki/Foo_(bar)) ok",
+            "(see <http://en.wikipedia.org/wiki/Foo_(bar)||>) ok",
+        ),
+        (
+            "example.com/page and test.org",
+            "<example.com/page||> and test.org",
+        ),
+        (
+            "mailto:someone@example.com",
+            "<mailto:someone@example.com||>",
+        ),
         ("HTTP://EXAMPLE.COM/ABC", "<HTTP://EXAMPLE.COM/ABC||>"),
-        ("链接：https://例子.测试/路径，结束", "链接：<https://例子.测试/路径，结束||>"),
+        (
+            "链接：https://例子.测试/路径，结束",
+            "链接：<https://例子.测试/路径，结束||>",
+        ),
         ("http://a.b/c「quoted」", "<http://a.b/c「quoted」||>"),
         ("url at end http://x.yz/", "url at end <http://x.yz/||>"),
         ("‘http://q.com/a’", "‘<http://q.com/a||>’"),
@@ -748,23 +862,35 @@ mod tests {
         ("\u{130}stanbul:/x", "\u{130}stanbul:/x"),
         ("\u{130}stanbul://xy", "<\u{130}stanbul://xy||>"),
         ("\u{17f}tp://x y", "<\u{17f}tp://x||> y"),
-        ("ratio 3:1 and note:this one", "ratio 3:1 and <note:this||> one"),
+        (
+            "ratio 3:1 and note:this one",
+            "ratio 3:1 and <note:this||> one",
+        ),
         ("éfoo.com/x", "éfoo.com/x"),
         ("x-y.com/z", "x-y.com/z"),
         ("_foo.com/", "_foo.com/"),
         ("a\u{301}b.com/x", "a\u{301}b.com/x"),
         ("www1.x www1234.y", "www1.x www1234.y"),
         ("WWW.EXAMPLE.COM", "<WWW.EXAMPLE.COM||>"),
-        ("http://example.com/(a(b)c)", "<http://example.com/(a(b)c)||>"),
+        (
+            "http://example.com/(a(b)c)",
+            "<http://example.com/(a(b)c)||>",
+        ),
         ("http://x.com/a)b", "<http://x.com/a||>)b"),
         ("«http://x.com/»", "«<http://x.com/||>»"),
         ("git+ssh://host/repo.git;", "git+<ssh://host/repo.git||>;"),
-        ("see:\u{a0}http://nbsp.com/x\u{3000}next", "see:\u{a0}<http://nbsp.com/x||>\u{3000}next"),
+        (
+            "see:\u{a0}http://nbsp.com/x\u{3000}next",
+            "see:\u{a0}<http://nbsp.com/x||>\u{3000}next",
+        ),
         ("a.b.c.de/ f.gh/", "a.b.c.de/ f.gh/"),
         ("tel:+123", "tel:+123"),
         ("c:\\path\\file", "c:\\path\\file"),
         ("http://例え.jp/パス?x=1。", "<http://例え.jp/パス?x=1。||>"),
-        ("https://a.com/x\nhttps://b.com/y\n", "<https://a.com/x||>\n<https://b.com/y||>\n"),
+        (
+            "https://a.com/x\nhttps://b.com/y\n",
+            "<https://a.com/x||>\n<https://b.com/y||>\n",
+        ),
         ("\u{11bf0}www.x.com", "\u{11bf0}www.x.com"),
         ("\u{1e030}www.x.com", "\u{1e030}www.x.com"),
         ("\u{11db0}www.x.com", "\u{11db0}www.x.com"),
@@ -777,9 +903,15 @@ mod tests {
         ("-a.com/b", "-a.com/b"),
         ("ก\u{e34}www.x.com", "ก\u{e34}www.x.com"),
         ("www.x.comก", "<www.x.comก||>"),
-        ("http://x.com/\u{1c}\u{1d}more", "<http://x.com/\u{1c}\u{1d}more||>"),
+        (
+            "http://x.com/\u{1c}\u{1d}more",
+            "<http://x.com/\u{1c}\u{1d}more||>",
+        ),
         ("http://x.com/a\u{200b}b", "<http://x.com/a\u{200b}b||>"),
-        ("(http://x.com/(a)) (http://y.com/(b(c)))", "(<http://x.com/(a)||>) (<http://y.com/(b(c))||>)"),
+        (
+            "(http://x.com/(a)) (http://y.com/(b(c)))",
+            "(<http://x.com/(a)||>) (<http://y.com/(b(c))||>)",
+        ),
         ("http://x.y/`", "<http://x.y/||>`"),
         ("https://x.y/!", "<https://x.y/||>!"),
         ("a:b:c:d", "a:b:c:d"),
@@ -791,16 +923,36 @@ mod tests {
     const CUSTOM_CASES: &[(&str, &str, &str, &str)] = &[
         ("r'\\d+'", "<NUM>", "a1b22c333", "a<NUM>b<NUM>c<NUM>"),
         ("r'\\d+'", "<NUM>", "no digits", "no digits"),
-        ("r'\\d+'", "<NUM>", "٣ and ３ and 7", "<NUM> and <NUM> and <NUM>"),
+        (
+            "r'\\d+'",
+            "<NUM>",
+            "٣ and ３ and 7",
+            "<NUM> and <NUM> and <NUM>",
+        ),
         ("r\"[0-9]+\"", "#", "a1b22c333", "a#b#c#"),
         ("r\"[0-9]+\"", "#", "٣ and 7", "٣ and #"),
         ("[aeiou]", "", "education", "dctn"),
         ("[aeiou]", "", "", ""),
         ("[aeiou]", "", "xyz", "xyz"),
-        ("(\\w+)@(\\w+)\\.com", "\\2 at \\1", "mail bob@site.com now", "mail site at bob now"),
+        (
+            "(\\w+)@(\\w+)\\.com",
+            "\\2 at \\1",
+            "mail bob@site.com now",
+            "mail site at bob now",
+        ),
         ("(\\w+)@(\\w+)\\.com", "\\2 at \\1", "none", "none"),
-        ("(?P<user>\\w+)@(?P<host>\\w+)", "\\g<host>/\\g<user>/\\g<0>", "bob@site", "site/bob/bob@site"),
-        ("(?P<user>\\w+)@(?P<host>\\w+)", "\\g<host>/\\g<user>/\\g<0>", "x", "x"),
+        (
+            "(?P<user>\\w+)@(?P<host>\\w+)",
+            "\\g<host>/\\g<user>/\\g<0>",
+            "bob@site",
+            "site/bob/bob@site",
+        ),
+        (
+            "(?P<user>\\w+)@(?P<host>\\w+)",
+            "\\g<host>/\\g<user>/\\g<0>",
+            "x",
+            "x",
+        ),
         ("x*", "-", "axb", "-a--b-"),
         ("x*", "-", "", "-"),
         ("x*", "-", "xx", "--"),
@@ -818,7 +970,21 @@ mod tests {
         ("^\\s+|\\s+$", "", "  both  \n", "both"),
         ("^\\s+|\\s+$", "", "\n x", "x"),
         ("(?m)\\s+$", "|", "a \nb \n", "a|\nb|"),
-        ("(?i)HELLO", "bye", "hello Hello HELLO hElLo", "bye bye bye bye"),
+        ("c$", "X", "abc\n", "abX\n"),
+        ("c$", "X", "abc", "abX"),
+        ("c$", "X", "abc\n\n", "abc\n\n"),
+        ("c$", "X", "c\nc", "c\nX"),
+        ("c$", "X", "c\n", "X\n"),
+        ("(?m)c$", "X", "c\nc\n", "X\nX\n"),
+        ("(?m)c$", "X", "cc\n\nc", "cX\n\nX"),
+        ("$", "!", "ab\n", "ab!\n!"),
+        ("$", "!", "ab", "ab!"),
+        (
+            "(?i)HELLO",
+            "bye",
+            "hello Hello HELLO hElLo",
+            "bye bye bye bye",
+        ),
         ("end\\Z", "E", "the end", "the E"),
         ("end\\Z", "E", "the end\n", "the end\n"),
         ("a{2}|b{", "_", "aab{c", "__c"),
@@ -826,9 +992,19 @@ mod tests {
         ("r'", "?", "r' and r", "? and r"),
         ("r''", "-", "ab", "-a-b-"),
         ("(a)|b", "[\\1]", "ab", "[a][]"),
-        ("o", "$1\\n\\t\\\\\\x41\\u00e9\\0\\101\\&", "foo", "f$1\n\t\\Aé\u{0}A\\&$1\n\t\\Aé\u{0}A\\&"),
+        (
+            "o",
+            "$1\\n\\t\\\\\\x41\\u00e9\\0\\101\\&",
+            "foo",
+            "f$1\n\t\\Aé\u{0}A\\&$1\n\t\\Aé\u{0}A\\&",
+        ),
         (".", "*", "a\nb", "***"),
-        ("\\bcat\\b", "dog", "cat concat cat's catalog", "dog concat dog's catalog"),
+        (
+            "\\bcat\\b",
+            "dog",
+            "cat concat cat's catalog",
+            "dog concat dog's catalog",
+        ),
         ("\\bcat\\b", "dog", "été cat", "été dog"),
         ("[\\u4e00-\\u9fa5]+", "", "中文abc混合", "abc"),
         ("[\\u4e00-\\u9fa5]+", "", "abc", "abc"),
@@ -875,7 +1051,11 @@ mod tests {
         for op in ["clean_email_mapper", "clean_links_mapper"] {
             for (pattern, repl, input, want) in CUSTOM_CASES {
                 let c = cleaner(op, json!({"pattern": pattern, "repl": repl}));
-                assert_eq!(c.clean(input), *want, "{op} pattern {pattern:?} repl {repl:?} input {input:?}");
+                assert_eq!(
+                    c.clean(input),
+                    *want,
+                    "{op} pattern {pattern:?} repl {repl:?} input {input:?}"
+                );
             }
         }
     }
@@ -895,26 +1075,48 @@ mod tests {
         let rust_w = regex::Regex::new(r"^\w$").unwrap();
         for c in ['\u{11db0}', '\u{11de0}'] {
             assert!(regex_word().contains(c), "{c:?}");
-            assert!(!rust_w.is_match(&c.to_string()), "{c:?} is already in the regex crate's \\w");
+            assert!(
+                !rust_w.is_match(&c.to_string()),
+                "{c:?} is already in the regex crate's \\w"
+            );
         }
         // and the `regex` crate's case folding would not accept U+0130 for (?i)[a-z].
-        assert!(!regex::Regex::new(r"(?i)^[a-z]$").unwrap().is_match("\u{130}"));
+        assert!(
+            !regex::Regex::new(r"(?i)^[a-z]$")
+                .unwrap()
+                .is_match("\u{130}")
+        );
     }
 
     #[test]
     fn long_texts() {
         // "x " * 50000 + "mail me: a@b.cc" + " y" * 50000 + " z@w.org"
-        let big = format!("{}mail me: a@b.cc{} z@w.org", "x ".repeat(50000), " y".repeat(50000));
-        let out = cleaner("clean_email_mapper", json!({})).clean(&big).into_owned();
+        let big = format!(
+            "{}mail me: a@b.cc{} z@w.org",
+            "x ".repeat(50000),
+            " y".repeat(50000)
+        );
+        let out = cleaner("clean_email_mapper", json!({}))
+            .clean(&big)
+            .into_owned();
         assert_eq!(out.chars().count(), 200010);
         assert_eq!(md5_hex(&out), "907e126060cccc8b894f2aa42b0dd689");
         // "see http://example.com/" + "a" * 100000 + " end " + "word " * 20000 + "www.tail.org/x"
-        let big = format!("see http://example.com/{} end {}www.tail.org/x", "a".repeat(100000), "word ".repeat(20000));
-        let out = cleaner("clean_links_mapper", json!({})).clean(&big).into_owned();
+        let big = format!(
+            "see http://example.com/{} end {}www.tail.org/x",
+            "a".repeat(100000),
+            "word ".repeat(20000)
+        );
+        let out = cleaner("clean_links_mapper", json!({}))
+            .clean(&big)
+            .into_owned();
         assert_eq!(out.chars().count(), 100009);
         assert_eq!(md5_hex(&out), "b2eeaaa445d8a07406dd3077d602a078");
         let plain = "word ".repeat(40000);
-        assert!(matches!(cleaner("clean_links_mapper", json!({})).clean(&plain), Cow::Borrowed(_)));
+        assert!(matches!(
+            cleaner("clean_links_mapper", json!({})).clean(&plain),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]
@@ -929,12 +1131,24 @@ mod tests {
 
     #[test]
     fn pattern_translation() {
-        assert_eq!(translate_pattern(r"a$"), (r"a(?:$|(?=\n\z))".to_string(), true));
+        assert_eq!(
+            translate_pattern(r"a$"),
+            (r"a(?:$|(?=\n\z))".to_string(), true)
+        );
         assert_eq!(translate_pattern(r"[$]\$"), (r"[$]\$".to_string(), false));
         assert_eq!(translate_pattern(r"x\Z"), (r"x\z".to_string(), false));
-        assert_eq!(translate_pattern(r"[[&~]"), (r"[\[\&\~]".to_string(), false));
-        assert_eq!(translate_pattern(r"[]a][^]b]"), (r"[\]a][^\]b]".to_string(), false));
-        assert_eq!(translate_pattern(r"a{2}b{,3}c{d{1,}e{"), (r"a{2}b{0,3}c\{d{1,}e\{".to_string(), false));
+        assert_eq!(
+            translate_pattern(r"[[&~]"),
+            (r"[\[\&\~]".to_string(), false)
+        );
+        assert_eq!(
+            translate_pattern(r"[]a][^]b]"),
+            (r"[\]a][^\]b]".to_string(), false)
+        );
+        assert_eq!(
+            translate_pattern(r"a{2}b{,3}c{d{1,}e{"),
+            (r"a{2}b{0,3}c\{d{1,}e\{".to_string(), false)
+        );
         assert_eq!(translate_pattern(r"(?#note)x"), ("x".to_string(), false));
     }
 
@@ -956,7 +1170,7 @@ mod tests {
 
     /// Patterns Python rejects (Python's message in the comment).
     const BAD_PATTERNS: &[&str] = &[
-        "(", // error: missing ) at position 1
+        "(",  // error: missing ) at position 1
         "[a", // error: unterminated character set at position 2
         "a)", // error: unbalanced parenthesis at position 1
         "*a", // error: nothing to repeat at position 0
@@ -965,15 +1179,28 @@ mod tests {
     #[test]
     fn bad_repl_and_pattern_are_param_errors() {
         for (repl, python_msg) in BAD_REPLS {
-            let e = build("clean_email_mapper", json!({"pattern": r"(\w)@", "repl": repl})).unwrap_err();
+            let e = build(
+                "clean_email_mapper",
+                json!({"pattern": r"(\w)@", "repl": repl}),
+            )
+            .unwrap_err();
             assert_eq!(e.param(), "repl", "{repl:?}");
-            let ParamError::Invalid { message, .. } = &e else { panic!("{e:?}") };
+            let ParamError::Invalid { message, .. } = &e else {
+                panic!("{e:?}")
+            };
             // Same error kind as Python (its message without the position suffix).
             let py = python_msg.split(" at position").next().unwrap();
-            assert!(message.starts_with(py), "{repl:?}: {message:?} vs Python {python_msg:?}");
+            assert!(
+                message.starts_with(py),
+                "{repl:?}: {message:?} vs Python {python_msg:?}"
+            );
         }
         // Python accepts \N{...}; not supported here.
-        let e = build("clean_email_mapper", json!({"pattern": "a", "repl": r"\N{LATIN SMALL LETTER A}"})).unwrap_err();
+        let e = build(
+            "clean_email_mapper",
+            json!({"pattern": "a", "repl": r"\N{LATIN SMALL LETTER A}"}),
+        )
+        .unwrap_err();
         assert_eq!(e.param(), "repl");
         for pattern in BAD_PATTERNS {
             let e = build("clean_links_mapper", json!({"pattern": pattern})).unwrap_err();
@@ -985,7 +1212,10 @@ mod tests {
         let e = build("clean_links_mapper", json!({"repl": null})).unwrap_err();
         assert_eq!(e.param(), "repl");
         let e = build("clean_links_mapper", json!({"patern": "x"})).unwrap_err();
-        assert_eq!(e.to_string(), "unknown parameter `patern` of clean_links_mapper; did you mean pattern?");
+        assert_eq!(
+            e.to_string(),
+            "unknown parameter `patern` of clean_links_mapper; did you mean pattern?"
+        );
     }
 
     #[test]
@@ -1003,17 +1233,27 @@ mod tests {
             ]
         );
         assert!(Template::parse(r"\1", 0, &HashMap::new()).is_err());
-        assert_eq!(Template::parse("plain", 0, &HashMap::new()).unwrap().pieces, vec![Piece::Lit("plain".into())]);
+        assert_eq!(
+            Template::parse("plain", 0, &HashMap::new()).unwrap().pieces,
+            vec![Piece::Lit("plain".into())]
+        );
     }
 
     #[test]
     fn through_udf_wrappers() {
         let op = build("clean_email_mapper", json!({"repl": "[e]"})).unwrap();
         let out = map_texts(&op, &[Some("to a@b.cc"), None, Some("")]);
-        assert_eq!(out, vec![Some("to [e]".to_string()), None, Some(String::new())]);
+        assert_eq!(
+            out,
+            vec![Some("to [e]".to_string()), None, Some(String::new())]
+        );
         // Utf8View in, Utf8View out.
         let op = build("clean_links_mapper", json!({})).unwrap();
-        let input: ArrayRef = Arc::new(StringViewArray::from(vec![Some("go www.x.com now"), None, Some("plain")]));
+        let input: ArrayRef = Arc::new(StringViewArray::from(vec![
+            Some("go www.x.com now"),
+            None,
+            Some("plain"),
+        ]));
         let out = invoke(udf(&op), input);
         let out = out.as_string_view();
         assert_eq!(out.len(), 3);
@@ -1024,6 +1264,9 @@ mod tests {
         let a = build("clean_links_mapper", json!({})).unwrap();
         let b = build("clean_links_mapper", json!({"repl": "x"})).unwrap();
         assert_ne!(udf(&a), udf(&b));
-        assert_eq!(udf(&a), udf(&build("clean_links_mapper", json!({})).unwrap()));
+        assert_eq!(
+            udf(&a),
+            udf(&build("clean_links_mapper", json!({})).unwrap())
+        );
     }
 }

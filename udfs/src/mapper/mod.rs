@@ -11,8 +11,13 @@ use crate::udf::{MapperUdf, TextMapper, UdfIdentity};
 
 /// Builds a mapper whose UDF is named after the op and identified by its parameters.
 pub(crate) fn build_mapper(params: &Params, mapper: Arc<dyn TextMapper>) -> Operator {
-    let id = UdfIdentity { name: params.op().to_string(), config: params.to_json().to_string() };
-    Operator::Mapper { udf: MapperUdf::new_udf(id, mapper) }
+    let id = UdfIdentity {
+        name: params.op().to_string(),
+        config: params.to_json().to_string(),
+    };
+    Operator::Mapper {
+        udf: MapperUdf::new_udf(id, mapper),
+    }
 }
 
 /// Test helpers: build ops from the registry and run their UDFs over Arrow arrays.
@@ -66,14 +71,20 @@ pub(crate) mod test_support {
         let input: ArrayRef = Arc::new(StringArray::from(texts.to_vec()));
         let out = invoke(udf_of(op), input);
         assert_eq!(out.data_type(), &DataType::Utf8);
-        out.as_string::<i32>().iter().map(|v| v.map(String::from)).collect()
+        out.as_string::<i32>()
+            .iter()
+            .map(|v| v.map(String::from))
+            .collect()
     }
 
     /// Runs a filter's stat UDF over a Utf8 array (Float64 stats).
     pub fn float_stats(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<f64>> {
         let input: ArrayRef = Arc::new(StringArray::from(texts.to_vec()));
         let out = invoke(udf_of(op), input);
-        let a = out.as_any().downcast_ref::<Float64Array>().expect("Float64 stat");
+        let a = out
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .expect("Float64 stat");
         a.iter().collect()
     }
 
@@ -81,15 +92,24 @@ pub(crate) mod test_support {
     pub fn int_stats(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<i64>> {
         let input: ArrayRef = Arc::new(StringArray::from(texts.to_vec()));
         let out = invoke(udf_of(op), input);
-        let a = out.as_any().downcast_ref::<Int64Array>().expect("Int64 stat");
+        let a = out
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("Int64 stat");
         a.iter().collect()
     }
 
     /// ("lorem ipsum dolor sit amet, " * 4000)[:100000], a 100k-char CJK string
     /// (chr(0x4e00 + (i * 7919) % 20000) for i in range(100000)) and "x" * 100000.
     pub fn big_texts() -> [String; 3] {
-        let lorem: String = "lorem ipsum dolor sit amet, ".repeat(4000).chars().take(100000).collect();
-        let cjk: String = (0..100000u32).map(|i| char::from_u32(0x4e00 + (i * 7919) % 20000).unwrap()).collect();
+        let lorem: String = "lorem ipsum dolor sit amet, "
+            .repeat(4000)
+            .chars()
+            .take(100000)
+            .collect();
+        let cjk: String = (0..100000u32)
+            .map(|i| char::from_u32(0x4e00 + (i * 7919) % 20000).unwrap())
+            .collect();
         [lorem, cjk, "x".repeat(100000)]
     }
 

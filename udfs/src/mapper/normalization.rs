@@ -17,10 +17,18 @@ use crate::udf::TextMapper;
 /// runs are not collapsed.
 pub fn normalize_whitespace(text: &str) -> Cow<'_, str> {
     let stripped = py_strip(text);
-    if !stripped.chars().any(|c| c != ' ' && is_various_whitespace(c)) {
+    if !stripped
+        .chars()
+        .any(|c| c != ' ' && is_various_whitespace(c))
+    {
         return Cow::Borrowed(stripped);
     }
-    Cow::Owned(stripped.chars().map(|c| if is_various_whitespace(c) { ' ' } else { c }).collect())
+    Cow::Owned(
+        stripped
+            .chars()
+            .map(|c| if is_various_whitespace(c) { ' ' } else { c })
+            .collect(),
+    )
 }
 
 #[derive(Debug)]
@@ -79,7 +87,9 @@ fn punctuation_replacement(c: char) -> Option<&'static str> {
 /// map by its ASCII equivalent, character by character.
 pub fn normalize_punctuation(text: &str) -> Cow<'_, str> {
     // Every mapped character is non-ASCII, so an ASCII text is unchanged.
-    let Some(first) = text.char_indices().find(|&(_, c)| !c.is_ascii() && punctuation_replacement(c).is_some())
+    let Some(first) = text
+        .char_indices()
+        .find(|&(_, c)| !c.is_ascii() && punctuation_replacement(c).is_some())
     else {
         return Cow::Borrowed(text);
     };
@@ -120,8 +130,8 @@ fn build_punctuation_normalization(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{build, map_texts};
     use crate::dedup::document::md5_hex;
+    use crate::mapper::test_support::{build, map_texts};
     use serde_json::json;
 
     /// (input, WhitespaceNormalizationMapper().process_batched output) from Data-Juicer 1.6.1.
@@ -130,14 +140,23 @@ mod tests {
         ("   ", ""),
         (" \t\n ", ""),
         ("\u{1c}\u{1d}abc\u{1e}\u{1f}", "abc"),
-        ("a\u{3000}b\u{a0}c\u{2002}d\u{200b}e\u{2060}f\u{fffc}g\u{84}h", "a b c d e f g h"),
+        (
+            "a\u{3000}b\u{a0}c\u{2002}d\u{200b}e\u{2060}f\u{fffc}g\u{84}h",
+            "a b c d e f g h",
+        ),
         ("  x\ty\n z  ", "x y\n z"),
         ("\u{200b}start\u{200b}", " start "),
         ("no change", "no change"),
         ("数据\u{3000}处理 ", "数据 处理"),
-        ("a\u{1680}b\u{2028}c\u{2029}d\u{85}e", "a\u{1680}b\u{2028}c\u{2029}d\u{85}e"),
+        (
+            "a\u{1680}b\u{2028}c\u{2029}d\u{85}e",
+            "a\u{1680}b\u{2028}c\u{2029}d\u{85}e",
+        ),
         ("\n\n line one\t\ttwo \n", "line one  two"),
-        ("e\u{301} \u{202f}\u{205f} مرحبا\u{a0}بالعالم", "e\u{301}    مرحبا بالعالم"),
+        (
+            "e\u{301} \u{202f}\u{205f} مرحبا\u{a0}بالعالم",
+            "e\u{301}    مرحبا بالعالم",
+        ),
         ("\u{3000}\u{3000}全角空格\u{3000}", "全角空格"),
         ("\u{feff}bom\u{180e}", "\u{feff}bom\u{180e}"),
         ("tab\tonly", "tab only"),
@@ -153,7 +172,10 @@ mod tests {
 
     #[test]
     fn whitespace_borrows_when_only_stripping() {
-        assert!(matches!(normalize_whitespace("  a b  "), Cow::Borrowed("a b")));
+        assert!(matches!(
+            normalize_whitespace("  a b  "),
+            Cow::Borrowed("a b")
+        ));
         assert!(matches!(normalize_whitespace("a\tb"), Cow::Owned(_)));
     }
 
@@ -161,7 +183,11 @@ mod tests {
     fn whitespace_long_text() {
         // ("word\u3000" * 20000) + "\u00a0end\t" + ("x" * 100000) + "  \n": Python output has
         // length 200005 and this MD5.
-        let big = format!("{}\u{a0}end\t{}  \n", "word\u{3000}".repeat(20000), "x".repeat(100000));
+        let big = format!(
+            "{}\u{a0}end\t{}  \n",
+            "word\u{3000}".repeat(20000),
+            "x".repeat(100000)
+        );
         let out = normalize_whitespace(&big);
         assert_eq!(out.chars().count(), 200005);
         assert_eq!(md5_hex(&out), "63a4af755cce41977ca9cb998267cee5");
@@ -175,8 +201,14 @@ mod tests {
             "，。、„”“«»１」「《》´∶：？！（）；–—．～’…━〈〉【】％►",
             ",.,\"\"\"\"\"\"\"\"\"\"'::?!();- - . ~'...-<>[]%-",
         ),
-        ("中文，标点。测试！（括号）【方括号】：冒号？", "中文,标点.测试!(括号)[方括号]:冒号?"),
-        ("‘single’ quotes and ２ and ﹐", "‘single' quotes and ２ and ﹐"),
+        (
+            "中文，标点。测试！（括号）【方括号】：冒号？",
+            "中文,标点.测试!(括号)[方括号]:冒号?",
+        ),
+        (
+            "‘single’ quotes and ２ and ﹐",
+            "‘single' quotes and ２ and ﹐",
+        ),
         ("a—b．c…d", "a - b. c...d"),
         ("e\u{301}，\u{3000}。", "e\u{301},\u{3000}."),
         ("«Bonjour»", "\"Bonjour\""),
@@ -188,9 +220,15 @@ mod tests {
         for (input, want) in PUNCTUATION_CASES {
             assert_eq!(normalize_punctuation(input), *want, "input {input:?}");
         }
-        assert!(matches!(normalize_punctuation("no “mapped” chars? yes"), Cow::Owned(_)));
+        assert!(matches!(
+            normalize_punctuation("no “mapped” chars? yes"),
+            Cow::Owned(_)
+        ));
         // U+2018 is not in the map (only U+2019 is).
-        assert!(matches!(normalize_punctuation("数据 ‘ok"), Cow::Borrowed(_)));
+        assert!(matches!(
+            normalize_punctuation("数据 ‘ok"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]
@@ -206,8 +244,15 @@ mod tests {
     fn through_udf_wrappers() {
         let op = build("whitespace_normalization_mapper", json!({})).unwrap();
         let out = map_texts(&op, &[Some(" a\u{3000}b "), None, Some("")]);
-        assert_eq!(out, vec![Some("a b".to_string()), None, Some(String::new())]);
-        let op = build("punctuation_normalization_mapper", json!({"text_key": "content"})).unwrap();
+        assert_eq!(
+            out,
+            vec![Some("a b".to_string()), None, Some(String::new())]
+        );
+        let op = build(
+            "punctuation_normalization_mapper",
+            json!({"text_key": "content"}),
+        )
+        .unwrap();
         let out = map_texts(&op, &[Some("你好，世界。"), None]);
         assert_eq!(out, vec![Some("你好,世界.".to_string()), None]);
     }

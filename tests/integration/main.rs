@@ -1,0 +1,6 @@
+//! dj-fusion's integration tests (one binary, to link DataFusion once).
+
+mod cli;
+mod common;
+mod explain;
+mod golden;
