@@ -270,11 +270,10 @@ impl RunReport {
         ));
         for op in &self.ops {
             s.push_str(&format!(
-                "  #{:<2} {:<w$}  {:>10} -> {:<10} kept {:>10}  removed {:>10}\n",
+                "  #{:<2} {:<w$}  in {:>10}  kept {:>10}  removed {:>10}\n",
                 op.index,
                 op.name,
                 op.rows_in,
-                op.rows_out,
                 op.rows_out,
                 op.removed()
             ));
