@@ -46,21 +46,51 @@ fn load_recipe(path: &std::path::Path, overrides: &[(String, String)]) -> Result
 pub fn run_main() -> ExitCode {
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (kept, overrides) = match split_overrides(&args, &["config"], &["json", "help", "version"])
-    {
+    let (kept, overrides) = match split_overrides(
+        &args,
+        &["config", "job_id", "resume"],
+        &["json", "help", "version"],
+    ) {
         Ok(x) => x,
         Err(e) => return finish(Err(anyhow::anyhow!(e))),
     };
     let mut flags = RunFlags::parse_from(std::iter::once("dj-run".to_string()).chain(kept));
     flags.overrides = overrides;
-    finish(run_cmd(&flags))
+    // The command to print for resuming: this one without its --job_id/--resume.
+    let program = std::env::args().next().unwrap_or_else(|| "dj-run".into());
+    let mut command = vec![program];
+    let mut skip = false;
+    for a in &args {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if a == "--job_id" || a == "--resume" {
+            skip = true;
+        } else if !a.starts_with("--job_id=") && !a.starts_with("--resume=") {
+            command.push(a.clone());
+        }
+    }
+    finish(run_cmd(&flags, command))
 }
 
-fn run_cmd(flags: &RunFlags) -> Result<()> {
+fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {
     let recipe = load_recipe(&flags.config, &flags.overrides)?;
+    let opts = crate::run::RunOptions {
+        job_id: flags.job_id.clone(),
+        resume: flags.resume.clone(),
+        command,
+    };
     let report = runtime()?
-        .block_on(crate::run::run(&recipe))
+        .block_on(crate::run::run(&recipe, &opts))
         .with_context(|| format!("recipe {} failed", recipe.file))?;
+    if let Some(job) = report.job.as_ref().filter(|j| j.already_complete) {
+        println!(
+            "Job {} is already completed - nothing to do ({})",
+            job.job_id,
+            job.job_dir.display()
+        );
+        return Ok(());
+    }
     if flags.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

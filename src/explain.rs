@@ -1,10 +1,11 @@
-//! `dj-plan explain`: the recipe's optimized logical plan and its physical plan, as text or JSON.
+//! `dj-plan explain`: the optimized logical plan and the physical plan of the recipe's first
+//! partition (every partition runs the same plan on its own rows), as text or JSON.
 
 use anyhow::Result;
 use datafusion::physical_plan::displayable;
 use dj_plans::Recipe;
 
-use crate::run::prepare;
+use crate::run::prepare_explain;
 
 /// The plans of one recipe.
 #[derive(Debug, serde::Serialize)]
@@ -19,8 +20,8 @@ pub struct Explained {
 }
 
 pub async fn explain(recipe: &Recipe) -> Result<Explained> {
-    let job = prepare(recipe).await?;
-    let optimized = job.ctx.state().optimize(&job.compiled.plan)?;
+    let job = prepare_explain(recipe).await?;
+    let optimized = job.session.state().optimize(&job.logical)?;
     let lines = |s: String| s.lines().map(str::to_string).collect::<Vec<_>>();
     Ok(Explained {
         recipe: recipe.file.clone(),

@@ -14,7 +14,7 @@ use datafusion::parquet::basic::Compression as ParquetCompression;
 use datafusion::parquet::file::properties::WriterProperties;
 use dj_udfs::{HASH_COLUMN, STATS_COLUMN};
 
-use crate::pyjson;
+use dj_plans::pyjson;
 
 /// Data-Juicer's tag column, exported with the stats.
 pub const META_COLUMN: &str = "__dj__meta__";

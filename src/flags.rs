@@ -18,6 +18,14 @@ pub struct RunFlags {
     /// Print the run report as JSON on stdout instead of the human summary.
     #[arg(long)]
     pub json: bool,
+    /// Name a new job (partitioned executor). Rerunning with the same id reuses matching
+    /// checkpoints and clears mismatched ones (Data-Juicer's legacy path).
+    #[arg(long = "job_id")]
+    pub job_id: Option<String>,
+    /// Strictly resume the job with this id: validate config, row boundaries and content hashes,
+    /// then run only the unfinished work. Fails without touching checkpoints if anything differs.
+    #[arg(long)]
+    pub resume: Option<String>,
     /// Recipe overrides (`--key value`), collected by [`split_overrides`].
     #[arg(skip)]
     pub overrides: Vec<(String, String)>,

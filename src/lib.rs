@@ -1,12 +1,15 @@
 //! dj-fusion: Data-Juicer recipes on Apache DataFusion.
 //!
 //! The recipe model, compiler and plan nodes live in `dj-plans`, the operators in `dj-udfs`; this
-//! crate runs jobs ([`run`]), writes results in Data-Juicer's formats ([`export`], [`pyjson`]),
+//! crate runs jobs ([`run`]), writes results in Data-Juicer's formats ([`export`]),
 //! explains plans ([`explain`]) and holds the binaries' flags ([`flags`]) and entry points ([`cli`]).
 
 pub mod cli;
+pub mod events;
 pub mod explain;
 pub mod export;
 pub mod flags;
-pub mod pyjson;
+pub mod job;
+pub mod partitioned;
+pub mod partitioning;
 pub mod run;

@@ -1,7 +1,12 @@
-//! Running a recipe end to end on one machine: index the input, cut it into row-range
-//! partitions, compile and plan, execute all partitions concurrently (each staged to an Arrow IPC
-//! file), and export the partitions in input order.
+//! Running a recipe on one machine. The input is indexed and cut into row-range logical
+//! partitions; every partition gets its own DataFusion plan (source -> ops -> checkpoint sinks)
+//! and the plans run concurrently, at most `max_concurrent_partitions` at a time, each streamed to
+//! an Arrow IPC staging file; the export then writes the partitions in input order.
+//!
+//! `executor_type: ray_partitioned` adds the job directory, the event log, checkpoints and resume
+//! ([`run`] dispatches; see [`crate::job`] and [`crate::partitioning`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,13 +15,19 @@ use anyhow::{Context, Result, bail};
 use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::physical_plan::ExecutionPlan;
-use dj_plans::compile::{CompiledRecipe, compile};
-use dj_plans::recipe::{ExecutorType, PartitionMode};
+use datafusion::prelude::SessionContext;
+use dj_plans::compile::{CompiledRecipe, PartitionContext, barriers_for, compile_partition};
+use dj_plans::nodes::checkpoint::checkpoint_file_name;
+use dj_plans::nodes::{CheckpointListener, CheckpointTarget, Concurrency, DedupBarrier};
+use dj_plans::recipe::{CheckpointStrategy, ExecutorType, OpConfig, PartitionMode};
 use dj_plans::source::{InputIndex, RowRange, RowRangeTable};
 use dj_plans::{Recipe, planner};
 use futures::StreamExt;
+use serde_json::json;
 
+use crate::events::{Event, EventLog};
 use crate::export::{ExportSpec, Exporter};
+use crate::job::JobPaths;
 
 /// Rows in and out of one op.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -43,6 +54,27 @@ pub struct RunReport {
     pub ops: Vec<OpReport>,
     pub export_files: Vec<PathBuf>,
     pub elapsed: Duration,
+    /// The job id and directory (partitioned executor).
+    pub job: Option<JobReport>,
+    /// Partitions that resumed from a checkpoint (their earlier ops did not run again).
+    pub resumed_partitions: usize,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct JobReport {
+    pub job_id: String,
+    pub job_dir: PathBuf,
+    /// The job had completed before: nothing was run or exported.
+    pub already_complete: bool,
+}
+
+/// `--job_id` / `--resume` as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub job_id: Option<String>,
+    pub resume: Option<String>,
+    /// The command that started the job (for the printed resume command).
+    pub command: Vec<String>,
 }
 
 /// How many logical partitions a recipe asks for over `rows` input rows.
@@ -100,67 +132,272 @@ pub fn partition_ranges(recipe: &Recipe, rows: u64, n: usize) -> Vec<RowRange> {
     }
 }
 
-/// A recipe compiled against its input, ready to explain or execute.
-pub struct PreparedJob {
+/// `max_concurrent_partitions`: an explicit value, or "auto" = at most 4 (CPU-only pipelines),
+/// bounded by `np`; never more than the partitions.
+pub fn concurrency_limit(recipe: &Recipe, partitions: usize) -> usize {
+    let limit = match (
+        recipe.executor_type,
+        recipe.partition.max_concurrent_partitions,
+    ) {
+        (ExecutorType::RayPartitioned, Some(n)) => n,
+        (ExecutorType::RayPartitioned, None) => 4.min(recipe.np),
+        _ => recipe.np,
+    };
+    limit.clamp(1, partitions.max(1))
+}
+
+/// Whether the checkpoint strategy checkpoints after `op` (Data-Juicer's `should_checkpoint`).
+pub fn should_checkpoint(recipe: &Recipe, op: &OpConfig) -> bool {
+    let c = &recipe.checkpoint;
+    c.enabled
+        && match c.strategy {
+            CheckpointStrategy::Disabled => false,
+            CheckpointStrategy::EveryOp => true,
+            CheckpointStrategy::EveryNOps => (op.index + 1) % c.n_ops == 0,
+            CheckpointStrategy::Manual => c.op_names.iter().any(|n| *n == op.name),
+        }
+}
+
+/// Where a partition starts: from the input, or after op `op` from its checkpoint file.
+#[derive(Debug, Clone)]
+pub enum Start {
+    Input,
+    Checkpoint { op: usize, path: PathBuf },
+}
+
+/// Job-directory context of a partitioned run.
+pub(crate) struct JobCtx {
+    pub(crate) paths: JobPaths,
+    pub(crate) events: Arc<EventLog>,
+}
+
+/// A partition's plan, ready to execute.
+struct PartitionPlan {
+    partition: usize,
+    ops: Vec<(usize, String)>,
+    compiled: CompiledRecipe,
+    physical: Arc<dyn ExecutionPlan>,
+}
+
+/// Plans every partition. Also used by `dj-plan explain` (partition 0's plan is shown).
+async fn plan_partitions(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+    starts: &[Start],
+    barriers: &BTreeMap<usize, Arc<DedupBarrier>>,
+    job: Option<&JobCtx>,
+    session: &SessionContext,
+) -> Result<Vec<PartitionPlan>> {
+    let mut plans = Vec::with_capacity(ranges.len());
+    for (p, (range, start)) in ranges.iter().zip(starts).enumerate() {
+        let (table, from_input, first) = match start {
+            Start::Input => (RowRangeTable::new(index.clone(), vec![*range]), true, 0),
+            Start::Checkpoint { op, path } => {
+                let path_s = path.display().to_string();
+                let ckpt = Arc::new(
+                    tokio::task::spawn_blocking(move || InputIndex::build(&path_s)).await??,
+                );
+                let all = RowRange {
+                    start: 0,
+                    end: ckpt.total_rows,
+                };
+                (RowRangeTable::new(ckpt, vec![all]), false, op + 1)
+            }
+        };
+        let ops = &recipe.process[first.min(recipe.process.len())..];
+        let checkpoint = |op: &OpConfig| -> Option<CheckpointTarget> {
+            let job = job?;
+            should_checkpoint(recipe, op).then(|| {
+                let s = &recipe.intermediate_storage;
+                CheckpointTarget {
+                    op_index: op.index,
+                    op_name: op.name.clone(),
+                    partition: p,
+                    path: job.paths.checkpoints.join(checkpoint_file_name(
+                        op.index,
+                        p,
+                        s.format,
+                        s.compression,
+                    )),
+                    format: s.format,
+                    compression: s.compression,
+                    listener: job.events.clone() as Arc<dyn CheckpointListener>,
+                }
+            })
+        };
+        let ctx = PartitionContext {
+            partition: p,
+            barriers,
+            checkpoint: &checkpoint,
+        };
+        let compiled = compile_partition(recipe, Arc::new(table), from_input, ops, &ctx)
+            .with_context(|| format!("cannot compile recipe {}", recipe.file))?;
+        let physical = session.state().create_physical_plan(&compiled.plan).await?;
+        let ops = ops.iter().map(|o| (o.index, o.name.clone())).collect();
+        plans.push(PartitionPlan {
+            partition: p,
+            ops,
+            compiled,
+            physical,
+        });
+    }
+    Ok(plans)
+}
+
+/// Indexes the input, then plans partition 0 of a fresh run (what `dj-plan explain` shows).
+pub struct Explainable {
     pub index: Arc<InputIndex>,
     pub ranges: Vec<RowRange>,
-    pub compiled: CompiledRecipe,
-    pub ctx: datafusion::prelude::SessionContext,
+    pub session: SessionContext,
+    pub logical: datafusion::logical_expr::LogicalPlan,
     pub physical: Arc<dyn ExecutionPlan>,
 }
 
-/// Indexes the input and plans the recipe.
-pub async fn prepare(recipe: &Recipe) -> Result<PreparedJob> {
-    let dataset = recipe.dataset_path.clone();
-    let index = tokio::task::spawn_blocking(move || InputIndex::build(&dataset)).await??;
-    let index = Arc::new(index);
+pub async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
+    let index = Arc::new(build_index(recipe).await?);
     let n = partition_count(recipe, index.total_rows)?;
     let ranges = partition_ranges(recipe, index.total_rows, n);
-    let table = Arc::new(RowRangeTable::new(index.clone(), ranges.clone()));
-    let compiled =
-        compile(recipe, table).with_context(|| format!("cannot compile recipe {}", recipe.file))?;
-    let ctx = planner::session(recipe.np.max(ranges.len()));
-    let physical = ctx.state().create_physical_plan(&compiled.plan).await?;
-    Ok(PreparedJob {
+    let session = planner::session(1);
+    let barriers = barriers_for(&recipe.process, ranges.len(), None, None);
+    let starts = vec![Start::Input; ranges.len()];
+    // Checkpoint sinks are shown where the strategy puts them, under an illustrative job dir.
+    let job = if recipe.executor_type == ExecutorType::RayPartitioned {
+        let paths = JobPaths::new(PathBuf::from("{work_dir}/{job_id}"));
+        Some(JobCtx {
+            events: Arc::new(EventLog::disabled()),
+            paths,
+        })
+    } else {
+        None
+    };
+    let mut plans = plan_partitions(
+        recipe,
+        &index,
+        &ranges[..1],
+        &starts[..1],
+        &barriers,
+        job.as_ref(),
+        &session,
+    )
+    .await?;
+    let first = plans.remove(0);
+    Ok(Explainable {
         index,
         ranges,
-        compiled,
-        ctx,
-        physical,
+        logical: first.compiled.plan,
+        physical: first.physical,
+        session,
     })
 }
 
+pub(crate) async fn build_index(recipe: &Recipe) -> Result<InputIndex> {
+    let dataset = recipe.dataset_path.clone();
+    Ok(tokio::task::spawn_blocking(move || InputIndex::build(&dataset)).await??)
+}
+
 /// Runs `recipe` and writes its export.
-pub async fn run(recipe: &Recipe) -> Result<RunReport> {
-    let started = Instant::now();
+pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
+    if recipe.executor_type != ExecutorType::RayPartitioned {
+        if opts.resume.is_some() {
+            bail!("--resume is only supported by the ray_partitioned executor.");
+        }
+        let started = Instant::now();
+        let index = Arc::new(build_index(recipe).await?);
+        let n = partition_count(recipe, index.total_rows)?;
+        let ranges = partition_ranges(recipe, index.total_rows, n);
+        let starts = vec![Start::Input; ranges.len()];
+        return execute(recipe, &index, &ranges, &starts, None, started).await;
+    }
+    crate::partitioned::run_partitioned(recipe, opts).await
+}
+
+/// Runs every partition from its start and exports the result.
+pub(crate) async fn execute(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+    starts: &[Start],
+    job: Option<&JobCtx>,
+    started: Instant,
+) -> Result<RunReport> {
     let spec = ExportSpec::new(
         Path::new(&recipe.export_path),
         recipe.export_shard_size,
         recipe.keep_stats_in_res_ds,
         recipe.keep_hashes_in_res_ds,
     )?;
-    let job = prepare(recipe).await?;
     // Staging next to the export: an unwritable export directory fails before any work.
     let staging = staging_dir(&spec.path)?;
-    let schema = job.physical.schema();
-    let partitions = job.physical.properties().partitioning.partition_count();
-    let task_ctx = job.ctx.task_ctx();
-    let mut tasks = Vec::with_capacity(partitions);
-    for p in 0..partitions {
-        let (plan, ctx) = (job.physical.clone(), task_ctx.clone());
-        let path = staging.path().join(format!("part-{p:05}.arrow"));
-        tasks.push(tokio::spawn(async move {
-            stage_partition(plan, p, ctx, path).await
-        }));
+    let n = ranges.len();
+    let concurrency = Concurrency::new(concurrency_limit(recipe, n), n);
+    let keys_dir = job.map(|j| j.paths.checkpoints.as_path());
+    let barriers = barriers_for(&recipe.process, n, keys_dir, Some(&concurrency));
+    for (p, start) in starts.iter().enumerate() {
+        if let Start::Checkpoint { op, .. } = start {
+            for (d, barrier) in barriers.range(..=*op) {
+                if !barrier.load_persisted(p)? {
+                    bail!(
+                        "partition {p} resumes after op {op} but the keys of dedup op {d} are missing"
+                    );
+                }
+            }
+        }
     }
-    let mut staged = Vec::with_capacity(partitions);
-    for t in tasks {
-        staged.push(t.await.context("partition task panicked")??);
+    let session = planner::session(1);
+    let plans = plan_partitions(recipe, index, ranges, starts, &barriers, job, &session).await?;
+    let events = job.map(|j| j.events.clone());
+    let mut tasks = tokio::task::JoinSet::new();
+    for plan in plans {
+        let (ctx, concurrency, events) = (session.task_ctx(), concurrency.clone(), events.clone());
+        let path = staging
+            .path()
+            .join(format!("part-{:05}.arrow", plan.partition));
+        tasks.spawn(async move {
+            concurrency.acquire(plan.partition).await;
+            let p = plan.partition;
+            let t0 = Instant::now();
+            if let Some(ev) = &events {
+                ev.log(
+                    Event::new(
+                        "partition_start",
+                        format!("Starting processing of partition {}/{n}", p + 1),
+                    )
+                    .partition(p),
+                );
+                for (i, name) in &plan.ops {
+                    ev.log(
+                        Event::new(
+                            "op_start",
+                            format!("Operation {name} (idx {i}) started on partition {p}"),
+                        )
+                        .partition(p)
+                        .op(*i, name),
+                    );
+                }
+            }
+            let staged = stage_partition(plan.physical.clone(), 0, ctx, path).await;
+            concurrency.release(p);
+            if let Some(ev) = &events {
+                log_partition_end(ev, &plan, &staged, t0.elapsed(), n);
+            }
+            staged.map(|s| (p, s, plan))
+        });
     }
-    let total_rows: u64 = staged.iter().map(|s: &Staged| s.rows).sum();
-    let total_bytes: u64 = staged.iter().map(|s| s.bytes).sum();
+    let mut done: Vec<Option<(Staged, PartitionPlan)>> = (0..n).map(|_| None).collect();
+    while let Some(joined) = tasks.join_next().await {
+        let (p, staged, plan) = joined.context("partition task failed")??;
+        done[p] = Some((staged, plan));
+    }
+    let done: Vec<(Staged, PartitionPlan)> = done
+        .into_iter()
+        .map(|d| d.expect("every partition ran"))
+        .collect();
+    let total_rows: u64 = done.iter().map(|(s, _)| s.rows).sum();
+    let total_bytes: u64 = done.iter().map(|(s, _)| s.bytes).sum();
+    let schema = done[0].1.physical.schema();
     let mut exporter = Exporter::create(spec, schema, total_rows, total_bytes)?;
-    for s in &staged {
+    for (s, _) in &done {
         if s.rows == 0 {
             continue;
         }
@@ -171,46 +408,116 @@ pub async fn run(recipe: &Recipe) -> Result<RunReport> {
         }
     }
     let export_files = exporter.finish()?;
+    let resumed = starts
+        .iter()
+        .filter(|s| matches!(s, Start::Checkpoint { .. }))
+        .count();
     Ok(report(
         recipe,
-        &job,
+        index,
+        &done,
         total_rows,
         export_files,
         started.elapsed(),
+        resumed,
     ))
+}
+
+fn log_partition_end(
+    ev: &EventLog,
+    plan: &PartitionPlan,
+    staged: &Result<Staged>,
+    elapsed: Duration,
+    n: usize,
+) {
+    let p = plan.partition;
+    let c = &plan.compiled.counters;
+    let mut rows_in = c.rows_loaded();
+    let per_op = elapsed.as_secs_f64() / plan.ops.len().max(1) as f64;
+    for (i, name) in &plan.ops {
+        let rows_out = c.rows_out(*i);
+        let mut e = match staged {
+            Ok(_) => Event::new(
+                "op_complete",
+                format!("Operation {name} (idx {i}) completed on partition {p} - {rows_in}→{rows_out} rows in {per_op:.3}s"),
+            ),
+            Err(err) => {
+                let mut e = Event::new("op_failed", format!("Operation {name} (idx {i}) failed on partition {p}: {err:#}"));
+                e.error_message = Some(format!("{err:#}"));
+                e
+            }
+        }
+        .partition(p)
+        .op(*i, name);
+        e.duration = Some(per_op);
+        e.input_rows = Some(rows_in);
+        e.output_rows = Some(rows_out);
+        e.status = Some(if staged.is_ok() { "success" } else { "failed" });
+        ev.log(e);
+        rows_in = rows_out;
+    }
+    let mut e = match staged {
+        Ok(s) => {
+            let mut e = Event::new(
+                "partition_complete",
+                format!("Completed processing of partition {}/{n}", p + 1),
+            );
+            e.output_rows = Some(s.rows);
+            e
+        }
+        Err(err) => {
+            let mut e = Event::new(
+                "partition_failed",
+                format!("Partition {p} failed after 0 retries: {err:#}"),
+            );
+            e.error_message = Some(format!("{err:#}"));
+            e.status = Some("failed");
+            e.meta(json!({"retry_count": 0, "error_type": "str"}))
+        }
+    };
+    e.partition_id = Some(p);
+    e.duration = Some(elapsed.as_secs_f64());
+    ev.log(e);
 }
 
 fn report(
     recipe: &Recipe,
-    job: &PreparedJob,
+    index: &InputIndex,
+    done: &[(Staged, PartitionPlan)],
     rows_out: u64,
     export_files: Vec<PathBuf>,
     elapsed: Duration,
+    resumed_partitions: usize,
 ) -> RunReport {
-    let c = &job.compiled.counters;
-    let mut rows_in = c.rows_loaded();
-    let ops = recipe
+    let mut ops: Vec<OpReport> = recipe
         .process
         .iter()
-        .map(|op| {
-            let r = OpReport {
-                index: op.index,
-                name: op.name.clone(),
-                kind: op.spec.kind.as_str(),
-                rows_in,
-                rows_out: c.rows_out(op.index),
-            };
-            rows_in = r.rows_out;
-            r
+        .map(|op| OpReport {
+            index: op.index,
+            name: op.name.clone(),
+            kind: op.spec.kind.as_str(),
+            rows_in: 0,
+            rows_out: 0,
         })
         .collect();
+    for (_, plan) in done {
+        let c = &plan.compiled.counters;
+        let mut rows_in = c.rows_loaded();
+        for (i, _) in &plan.ops {
+            ops[*i].rows_in += rows_in;
+            ops[*i].rows_out += c.rows_out(*i);
+            rows_in = c.rows_out(*i);
+        }
+    }
     RunReport {
-        rows_in: job.index.total_rows,
+        rows_in: index.total_rows,
         rows_out,
-        partitions: job.ranges.len(),
+        partitions: done.len(),
         ops,
         export_files,
         elapsed,
+        job: None,
+        resumed_partitions,
     }
 }
 

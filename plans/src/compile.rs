@@ -5,6 +5,7 @@
 //! and filter on its range; deduplicators add their hash column and a global `DjDedup` node.
 //! Every op ends in a `DjOp` boundary node that labels the plan and counts the op's output.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Fields};
@@ -14,7 +15,10 @@ use datafusion::functions::core::expr_fn::{get_field, named_struct};
 use datafusion::logical_expr::{Expr, Extension, LogicalPlan, LogicalPlanBuilder, lit};
 use dj_udfs::{HASH_COLUMN, Operator, PY_MAXSIZE, STATS_COLUMN, StatRange};
 
-use crate::nodes::{Boundary, DedupNode, OpBoundaryNode, OpCounters};
+use crate::nodes::dedup::{Concurrency, DedupBarrier};
+use crate::nodes::{
+    Boundary, CheckpointNode, CheckpointTarget, DedupNode, OpBoundaryNode, OpCounters,
+};
 use crate::recipe::{OpConfig, Recipe};
 
 #[derive(Debug, thiserror::Error)]
@@ -54,28 +58,90 @@ fn column(name: &str) -> Expr {
     Expr::Column(Column::new_unqualified(name))
 }
 
-/// Compiles all of `recipe.process` over `table`. Rows whose text (`text_keys[0]`) is null are
-/// dropped first, as Data-Juicer's loader does.
+/// Per-partition compilation context: which logical partition, the dedup barriers shared by all
+/// partitions (by op index), and where the checkpoint strategy wants a checkpoint.
+pub struct PartitionContext<'a> {
+    pub partition: usize,
+    pub barriers: &'a BTreeMap<usize, Arc<DedupBarrier>>,
+    pub checkpoint: &'a dyn Fn(&OpConfig) -> Option<CheckpointTarget>,
+}
+
+/// Compiles all of `recipe.process` over `table` as one stand-alone partition (no checkpoints).
 pub fn compile(
     recipe: &Recipe,
     table: Arc<dyn TableProvider>,
 ) -> Result<CompiledRecipe, CompileError> {
+    let barriers = barriers_for(&recipe.process, 1, None, None);
+    let ctx = PartitionContext {
+        partition: 0,
+        barriers: &barriers,
+        checkpoint: &|_| None,
+    };
+    compile_partition(recipe, table, true, &recipe.process, &ctx)
+}
+
+/// One [`DedupBarrier`] per deduplicator op, for `partitions` logical partitions.
+pub fn barriers_for(
+    ops: &[OpConfig],
+    partitions: usize,
+    dir: Option<&std::path::Path>,
+    concurrency: Option<&Arc<Concurrency>>,
+) -> BTreeMap<usize, Arc<DedupBarrier>> {
+    ops.iter()
+        .filter(|o| matches!(o.operator, Operator::Deduplicator(_)))
+        .map(|o| {
+            let dir = dir.map(|d| d.to_path_buf());
+            (
+                o.index,
+                DedupBarrier::new(o.index, partitions, dir, concurrency.cloned()),
+            )
+        })
+        .collect()
+}
+
+/// Compiles `ops` (the tail of the process list still to run for this partition) over `table`.
+/// With `from_input` the table is the raw input: rows whose text (`text_keys[0]`) is null are
+/// dropped first, as Data-Juicer's loader does; a checkpoint table has had that done already.
+pub fn compile_partition(
+    recipe: &Recipe,
+    table: Arc<dyn TableProvider>,
+    from_input: bool,
+    ops: &[OpConfig],
+    ctx: &PartitionContext<'_>,
+) -> Result<CompiledRecipe, CompileError> {
     let counters = OpCounters::new(recipe.process.len());
     let mut plan = LogicalPlanBuilder::scan("input", provider_as_source(table), None)?.build()?;
     let text_key = &recipe.text_keys[0];
-    if plan.schema().fields().iter().any(|f| f.name() == text_key) {
+    let load = if from_input && plan.schema().fields().iter().any(|f| f.name() == text_key) {
         plan = LogicalPlanBuilder::from(plan)
             .filter(column(text_key).is_not_null())?
             .build()?;
+        format!("drop rows with null {text_key}")
+    } else if from_input {
+        "input".to_string()
+    } else {
+        "from checkpoint".to_string()
+    };
+    plan = boundary(plan, Boundary::Load, load, "source", &counters);
+    for op in ops {
+        plan = compile_op(plan, op, &counters, ctx)?;
+        plan = boundary(
+            plan,
+            Boundary::Op(op.index),
+            op.name.clone(),
+            op.spec.kind.as_str(),
+            &counters,
+        );
+        if let Some(target) = (ctx.checkpoint)(op) {
+            plan = LogicalPlan::Extension(Extension {
+                node: Arc::new(CheckpointNode {
+                    input: plan,
+                    target,
+                }),
+            });
+        }
     }
-    plan = boundary(
-        plan,
-        Boundary::Load,
-        format!("drop rows with null {text_key}"),
-        "source",
-        &counters,
-    );
-    compile_ops(plan, &recipe.process, counters)
+    Ok(CompiledRecipe { plan, counters })
 }
 
 fn boundary(
@@ -96,24 +162,6 @@ fn boundary(
     })
 }
 
-/// Compiles `ops` (a slice of a recipe's process list, indices kept) on top of `plan`.
-pub fn compile_ops(
-    mut plan: LogicalPlan,
-    ops: &[OpConfig],
-    counters: Arc<OpCounters>,
-) -> Result<CompiledRecipe, CompileError> {
-    for op in ops {
-        plan = compile_op(plan, op, &counters)?;
-        plan = boundary(
-            plan,
-            Boundary::Op(op.index),
-            op.name.clone(),
-            op.spec.kind.as_str(),
-            &counters,
-        );
-    }
-    Ok(CompiledRecipe { plan, counters })
-}
 fn check_text_column(schema: &DFSchema, op: &OpConfig) -> Result<(), CompileError> {
     let name = op.text_key();
     let field = schema
@@ -210,6 +258,7 @@ fn compile_op(
     plan: LogicalPlan,
     op: &OpConfig,
     counters: &Arc<OpCounters>,
+    ctx: &PartitionContext<'_>,
 ) -> Result<LogicalPlan, CompileError> {
     let schema = plan.schema().clone();
     check_text_column(&schema, op)?;
@@ -269,6 +318,12 @@ fn compile_op(
                     index: op.index,
                     op_name: op.name.clone(),
                     hash_column: HASH_COLUMN.to_string(),
+                    partition: ctx.partition,
+                    barrier: ctx
+                        .barriers
+                        .get(&op.index)
+                        .expect("a barrier per dedup op")
+                        .clone(),
                 }),
             })
         }

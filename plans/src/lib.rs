@@ -7,6 +7,7 @@
 pub mod compile;
 pub mod nodes;
 pub mod planner;
+pub mod pyjson;
 pub mod recipe;
 pub mod source;
 mod yaml_lines;

@@ -13,9 +13,11 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
-use crate::nodes::{DedupExec, DedupNode, OpBoundaryExec, OpBoundaryNode};
+use crate::nodes::{
+    CheckpointExec, CheckpointNode, DedupExec, DedupNode, OpBoundaryExec, OpBoundaryNode,
+};
 
-/// Plans `DjOp` and `DjDedup` nodes.
+/// Plans `DjOp`, `DjDedup` and `DjCheckpoint` nodes.
 #[derive(Debug, Default)]
 pub struct DjExtensionPlanner;
 
@@ -45,7 +47,13 @@ impl ExtensionPlanner for DjExtensionPlanner {
                 physical_inputs[0].clone(),
                 &d.hash_column,
                 d.op_name.clone(),
+                d.partition,
+                d.barrier.clone(),
             )?;
+            return Ok(Some(Arc::new(exec)));
+        }
+        if let Some(c) = any.downcast_ref::<CheckpointNode>() {
+            let exec = CheckpointExec::new(physical_inputs[0].clone(), c.target.clone());
             return Ok(Some(Arc::new(exec)));
         }
         Ok(None)

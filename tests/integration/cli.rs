@@ -38,9 +38,40 @@ fn prints_rows_per_op_and_writes_export() {
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("rows in: 3  rows out: 1"), "{stdout}");
-    let line = |op: &str| stdout.lines().find(|l| l.contains(op)).unwrap_or_default().split_whitespace().collect::<Vec<_>>();
-    assert_eq!(line("text_length_filter"), ["#0", "text_length_filter", "in", "3", "kept", "2", "removed", "1"]);
-    assert_eq!(line("document_deduplicator"), ["#1", "document_deduplicator", "in", "2", "kept", "1", "removed", "1"]);
+    let line = |op: &str| {
+        stdout
+            .lines()
+            .find(|l| l.contains(op))
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        line("text_length_filter"),
+        [
+            "#0",
+            "text_length_filter",
+            "in",
+            "3",
+            "kept",
+            "2",
+            "removed",
+            "1"
+        ]
+    );
+    assert_eq!(
+        line("document_deduplicator"),
+        [
+            "#1",
+            "document_deduplicator",
+            "in",
+            "2",
+            "kept",
+            "1",
+            "removed",
+            "1"
+        ]
+    );
     assert!(stdout.contains("elapsed: "), "{stdout}");
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),

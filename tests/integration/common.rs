@@ -18,12 +18,16 @@ pub fn load(recipe: &Path, overrides: &[(&str, &str)]) -> Recipe {
 }
 
 pub fn run_recipe(recipe: &Recipe) -> RunReport {
+    run_with(recipe, &Default::default())
+}
+
+pub fn run_with(recipe: &Recipe, opts: &dj_fusion::run::RunOptions) -> RunReport {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(run(recipe))
+    rt.block_on(run(recipe, opts))
         .unwrap_or_else(|e| panic!("{}: {e:#}", recipe.file))
 }
 

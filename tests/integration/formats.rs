@@ -14,14 +14,23 @@ use crate::common::{load, run_recipe, write};
 const ROWS: usize = 25;
 
 fn rows() -> Vec<String> {
-    (0..ROWS).map(|i| format!("{{\"text\": \"row number {i} {}\", \"id\": {i}}}", "x".repeat(i % 7))).collect()
+    (0..ROWS)
+        .map(|i| {
+            format!(
+                "{{\"text\": \"row number {i} {}\", \"id\": {i}}}",
+                "x".repeat(i % 7)
+            )
+        })
+        .collect()
 }
 
 fn recipe(dir: &Path, dataset: &str, export: &str, extra: &str) -> std::path::PathBuf {
     let p = dir.join("r.yaml");
     write(
         &p,
-        &format!("dataset_path: '{dataset}'\nexport_path: '{export}'\nnp: 3\n{extra}process:\n  - text_length_filter:\n      min_len: 15\n"),
+        &format!(
+            "dataset_path: '{dataset}'\nexport_path: '{export}'\nnp: 3\n{extra}process:\n  - text_length_filter:\n      min_len: 15\n"
+        ),
     );
     p
 }
@@ -61,28 +70,55 @@ fn compressed_split_and_array_inputs_give_the_same_rows() {
 
     let dir = tempfile::tempdir().unwrap();
     let gz = dir.path().join("in.jsonl.gz");
-    let mut e = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::default());
+    let mut e = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::default(),
+    );
     e.write_all((lines.join("\n") + "\n").as_bytes()).unwrap();
     e.finish().unwrap();
-    assert_eq!(run_to_string(dir.path(), gz.to_str().unwrap()), want, "gzip");
+    assert_eq!(
+        run_to_string(dir.path(), gz.to_str().unwrap()),
+        want,
+        "gzip"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let zst = dir.path().join("in.jsonl.zst");
-    std::fs::write(&zst, zstd::encode_all((lines.join("\n") + "\n").as_bytes(), 3).unwrap()).unwrap();
-    assert_eq!(run_to_string(dir.path(), zst.to_str().unwrap()), want, "zstd");
+    std::fs::write(
+        &zst,
+        zstd::encode_all((lines.join("\n") + "\n").as_bytes(), 3).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        run_to_string(dir.path(), zst.to_str().unwrap()),
+        want,
+        "zstd"
+    );
 
     // A directory of files (sorted by name), with blank lines and no trailing newline.
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     write(&data.join("a.jsonl"), &(lines[..10].join("\n\n") + "\n"));
     write(&data.join("b/c.jsonl"), &lines[10..].join("\n"));
-    assert_eq!(run_to_string(dir.path(), data.to_str().unwrap()), want, "directory");
-    assert_eq!(run_to_string(dir.path(), &format!("{}/**/*.jsonl", data.display())), want, "glob");
+    assert_eq!(
+        run_to_string(dir.path(), data.to_str().unwrap()),
+        want,
+        "directory"
+    );
+    assert_eq!(
+        run_to_string(dir.path(), &format!("{}/**/*.jsonl", data.display())),
+        want,
+        "glob"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let arr = dir.path().join("in.json");
     write(&arr, &format!("[{}]", lines.join(",\n")));
-    assert_eq!(run_to_string(dir.path(), arr.to_str().unwrap()), want, "json array");
+    assert_eq!(
+        run_to_string(dir.path(), arr.to_str().unwrap()),
+        want,
+        "json array"
+    );
 }
 
 fn write_parquet(path: &Path, texts: &[String], ids: &[i64], row_group: usize) {
@@ -91,8 +127,15 @@ fn write_parquet(path: &Path, texts: &[String], ids: &[i64], row_group: usize) {
         ("id", Arc::new(Int64Array::from(ids.to_vec())) as _),
     ])
     .unwrap();
-    let props = WriterProperties::builder().set_max_row_group_row_count(Some(row_group)).build();
-    let mut w = ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(row_group))
+        .build();
+    let mut w = ArrowWriter::try_new(
+        std::fs::File::create(path).unwrap(),
+        batch.schema(),
+        Some(props),
+    )
+    .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
 }
@@ -100,8 +143,14 @@ fn write_parquet(path: &Path, texts: &[String], ids: &[i64], row_group: usize) {
 #[test]
 fn parquet_input_with_small_row_groups_gives_the_same_rows() {
     let want = reference();
-    let values: Vec<serde_json::Value> = rows().iter().map(|r| serde_json::from_str(r).unwrap()).collect();
-    let texts: Vec<String> = values.iter().map(|v| v["text"].as_str().unwrap().to_string()).collect();
+    let values: Vec<serde_json::Value> = rows()
+        .iter()
+        .map(|r| serde_json::from_str(r).unwrap())
+        .collect();
+    let texts: Vec<String> = values
+        .iter()
+        .map(|v| v["text"].as_str().unwrap().to_string())
+        .collect();
     let ids: Vec<i64> = values.iter().map(|v| v["id"].as_i64().unwrap()).collect();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("pq");
@@ -117,10 +166,19 @@ fn parquet_export_and_shards() {
     let input = dir.path().join("in.jsonl");
     write(&input, &(rows().join("\n") + "\n"));
     let out = dir.path().join("out/result.parquet");
-    let r = recipe(dir.path(), input.to_str().unwrap(), out.to_str().unwrap(), "keep_stats_in_res_ds: true\n");
+    let r = recipe(
+        dir.path(),
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "keep_stats_in_res_ds: true\n",
+    );
     let report = run_recipe(&load(&r, &[]));
     let file = std::fs::File::open(&out).unwrap();
-    let reader = datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let reader =
+        datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
     let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
     let n: usize = batches.iter().map(|b| b.num_rows()).sum();
     assert_eq!(n as u64, report.rows_out);
@@ -130,12 +188,23 @@ fn parquet_export_and_shards() {
 
     // Shards: contiguous, named like Data-Juicer's, together the whole result.
     let out = dir.path().join("sharded/result.jsonl");
-    let r = recipe(dir.path(), input.to_str().unwrap(), out.to_str().unwrap(), "export_shard_size: 200\n");
+    let r = recipe(
+        dir.path(),
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "export_shard_size: 200\n",
+    );
     let report = run_recipe(&load(&r, &[]));
     let shards = &report.export_files[..report.export_files.len() - 1];
     assert!(shards.len() > 1, "{shards:?}");
     let width = shards.len().to_string().len() + 1;
-    assert_eq!(shards[0].file_name().unwrap().to_string_lossy(), format!("result-{:0width$}-of-{:0width$}.jsonl", 0, shards.len()));
-    let joined: String = shards.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
+    assert_eq!(
+        shards[0].file_name().unwrap().to_string_lossy(),
+        format!("result-{:0width$}-of-{:0width$}.jsonl", 0, shards.len())
+    );
+    let joined: String = shards
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
     assert_eq!(joined, reference());
 }

@@ -1,19 +1,22 @@
 //! `DjDedup`: global exact deduplication on a hash column, keeping the first row of each hash in
-//! input order (Data-Juicer's `document_deduplicator`), correct across all partitions.
+//! input order (Data-Juicer's `document_deduplicator`), correct across all partitions and resumes.
 //!
-//! The exec runs every input partition concurrently, spills its batches to Arrow IPC files and
-//! keeps only 128-bit keys in memory; once all are done, keep-masks are decided in partition
-//! order, and output partition `i` streams partition `i`'s spill through its mask.
+//! Every logical partition runs its own plan; its `DedupExec` spills the partition's rows to an
+//! Arrow IPC file, hands the rows' 128-bit keys to the op's shared [`DedupBarrier`] and waits until
+//! every partition has done so. Keys are also persisted (when the barrier has a directory), so a
+//! partition that resumes past the dedup contributes its keys without being recomputed. The keep
+//! decision is then the first occurrence over partitions in index order, rows in order.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::fmt;
-use std::hash::Hash;
-use std::sync::Arc;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::filter_record_batch;
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -26,24 +29,231 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions,
 };
 use futures::StreamExt;
-use tokio::sync::OnceCell;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
-/// Logical global dedup after op `index`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Keys of one partition's rows entering the dedup; `None` for a null hash (never a duplicate).
+pub type Keys = Vec<Option<u128>>;
+
+/// The meeting point of all partitions at one dedup op.
+pub struct DedupBarrier {
+    partitions: usize,
+    /// Where keys are persisted (`dedup_keys_op_XXXX_partition_YYYY.bin`), if anywhere.
+    dir: Option<PathBuf>,
+    op_index: usize,
+    state: Mutex<BarrierState>,
+    notify: Notify,
+    /// Concurrency limit shared with the runner: a partition waiting here gives its permit back,
+    /// so partitions not yet started can reach the barrier.
+    concurrency: Option<Arc<Concurrency>>,
+}
+
+/// The runner's limit on concurrently running partitions, with one permit slot per partition so
+/// that a partition blocked at a dedup barrier can hand its permit back.
+pub struct Concurrency {
+    semaphore: Arc<Semaphore>,
+    slots: Vec<Mutex<Option<OwnedSemaphorePermit>>>,
+}
+
+impl Concurrency {
+    pub fn new(limit: usize, partitions: usize) -> Arc<Self> {
+        Arc::new(Concurrency {
+            semaphore: Arc::new(Semaphore::new(limit.max(1))),
+            slots: (0..partitions).map(|_| Mutex::new(None)).collect(),
+        })
+    }
+
+    /// Waits for a permit for partition `p` and holds it in `p`'s slot.
+    pub async fn acquire(&self, p: usize) {
+        let permit = self
+            .semaphore
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("semaphore never closed");
+        *self.slots[p].lock().unwrap() = Some(permit);
+    }
+
+    /// Gives partition `p`'s permit back.
+    pub fn release(&self, p: usize) {
+        self.slots[p].lock().unwrap().take();
+    }
+
+    /// How many partitions run now (for tests of the limit).
+    pub fn running(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.lock().unwrap().is_some())
+            .count()
+    }
+}
+
+struct BarrierState {
+    keys: Vec<Option<Keys>>,
+    keep: Option<Arc<Vec<Vec<bool>>>>,
+}
+
+impl fmt::Debug for DedupBarrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DedupBarrier")
+            .field("op_index", &self.op_index)
+            .field("partitions", &self.partitions)
+            .finish()
+    }
+}
+
+impl DedupBarrier {
+    pub fn new(
+        op_index: usize,
+        partitions: usize,
+        dir: Option<PathBuf>,
+        concurrency: Option<Arc<Concurrency>>,
+    ) -> Arc<Self> {
+        Arc::new(DedupBarrier {
+            partitions,
+            dir,
+            op_index,
+            state: Mutex::new(BarrierState {
+                keys: vec![None; partitions],
+                keep: None,
+            }),
+            notify: Notify::new(),
+            concurrency,
+        })
+    }
+
+    /// File holding partition `p`'s keys.
+    pub fn keys_path(&self, p: usize) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| {
+            d.join(format!(
+                "dedup_keys_op_{:04}_partition_{p:04}.bin",
+                self.op_index
+            ))
+        })
+    }
+
+    /// Loads the persisted keys of partition `p` (a partition that resumes past this op). Returns
+    /// false if there are none.
+    pub fn load_persisted(&self, p: usize) -> std::io::Result<bool> {
+        let Some(path) = self.keys_path(p) else {
+            return Ok(false);
+        };
+        if !path.exists() {
+            return Ok(false);
+        }
+        let keys = read_keys(&path)?;
+        self.submit(p, keys);
+        Ok(true)
+    }
+
+    fn submit(&self, p: usize, keys: Keys) {
+        let mut st = self.state.lock().unwrap();
+        st.keys[p] = Some(keys);
+        if st.keys.iter().all(Option::is_some) && st.keep.is_none() {
+            let mut seen: HashSet<u128> = HashSet::new();
+            let keep = st
+                .keys
+                .iter()
+                .map(|k| {
+                    k.as_ref()
+                        .unwrap()
+                        .iter()
+                        .map(|k| k.is_none_or(|k| seen.insert(k)))
+                        .collect()
+                })
+                .collect();
+            st.keep = Some(Arc::new(keep));
+            self.notify.notify_waiters();
+        }
+    }
+
+    /// Persists and submits partition `p`'s keys, then waits for every partition; returns the
+    /// keep-mask of `p`.
+    async fn arrive(&self, p: usize, keys: Keys) -> Result<Vec<bool>> {
+        if let Some(path) = self.keys_path(p) {
+            write_keys_atomic(&path, &keys)?;
+        }
+        if let Some(c) = &self.concurrency {
+            c.release(p);
+        }
+        self.submit(p, keys);
+        let keep = loop {
+            let notified = self.notify.notified();
+            if let Some(keep) = self.state.lock().unwrap().keep.clone() {
+                break keep[p].clone();
+            }
+            notified.await;
+        };
+        if let Some(c) = &self.concurrency {
+            c.acquire(p).await;
+        }
+        Ok(keep)
+    }
+}
+
+fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()> {
+    let tmp = path.with_extension("bin.tmp");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    for k in keys {
+        match k {
+            Some(k) => {
+                w.write_all(&[1])?;
+                w.write_all(&k.to_le_bytes())?;
+            }
+            None => w.write_all(&[0; 17])?,
+        }
+    }
+    let f = w.into_inner().map_err(|e| e.into_error())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+fn read_keys(path: &std::path::Path) -> std::io::Result<Keys> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    if bytes.len() % 17 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{}: truncated dedup key file",
+            path.display()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(17)
+        .map(|c| (c[0] == 1).then(|| u128::from_le_bytes(c[1..].try_into().unwrap())))
+        .collect())
+}
+
+/// Logical global dedup after op `index`, for logical partition `partition`.
+#[derive(Debug, Clone)]
 pub struct DedupNode {
     pub input: LogicalPlan,
     pub index: usize,
     pub op_name: String,
     pub hash_column: String,
+    pub partition: usize,
+    pub barrier: Arc<DedupBarrier>,
 }
 
+impl PartialEq for DedupNode {
+    fn eq(&self, o: &Self) -> bool {
+        (self.index, &self.op_name, &self.hash_column, self.partition)
+            == (o.index, &o.op_name, &o.hash_column, o.partition)
+            && self.input == o.input
+    }
+}
+impl Eq for DedupNode {}
+impl std::hash::Hash for DedupNode {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.index, &self.op_name, &self.hash_column, self.partition).hash(state);
+        self.input.hash(state);
+    }
+}
 impl PartialOrd for DedupNode {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        (self.index, &self.op_name, &self.hash_column).partial_cmp(&(
-            o.index,
-            &o.op_name,
-            &o.hash_column,
-        ))
+        (self.index, &self.op_name, self.partition).partial_cmp(&(o.index, &o.op_name, o.partition))
     }
 }
 
@@ -63,8 +273,8 @@ impl UserDefinedLogicalNodeCore for DedupNode {
     fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
-            "DjDedup: #{} {} keep first per {}",
-            self.index, self.op_name, self.hash_column
+            "DjDedup: #{} {} keep first per {} across {} partitions",
+            self.index, self.op_name, self.hash_column, self.barrier.partitions
         )
     }
     fn with_exprs_and_inputs(
@@ -79,31 +289,20 @@ impl UserDefinedLogicalNodeCore for DedupNode {
     }
 }
 
-/// One input partition, spilled, with the 128-bit key of each row (None for a null hash,
-/// which is never a duplicate).
-struct Spilled {
-    file: Option<std::fs::File>,
-    keys: Vec<Option<u128>>,
-}
-
-struct Decided {
-    parts: Vec<Spilled>,
-    keep: Vec<Vec<bool>>,
-}
-
-/// Physical global dedup; see the module docs.
+/// Physical side of [`DedupNode`] (single partition: one logical partition's plan).
 pub struct DedupExec {
     input: Arc<dyn ExecutionPlan>,
     hash_index: usize,
     pub op_name: String,
-    state: Arc<OnceCell<Arc<Decided>>>,
+    partition: usize,
+    barrier: Arc<DedupBarrier>,
 }
 
 impl fmt::Debug for DedupExec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DedupExec")
             .field("op_name", &self.op_name)
-            .field("hash_index", &self.hash_index)
+            .field("partition", &self.partition)
             .finish()
     }
 }
@@ -113,13 +312,16 @@ impl DedupExec {
         input: Arc<dyn ExecutionPlan>,
         hash_column: &str,
         op_name: String,
+        partition: usize,
+        barrier: Arc<DedupBarrier>,
     ) -> Result<Self> {
         let hash_index = input.schema().index_of(hash_column)?;
         Ok(DedupExec {
             input,
             hash_index,
             op_name,
-            state: Arc::new(OnceCell::new()),
+            partition,
+            barrier,
         })
     }
 }
@@ -129,8 +331,8 @@ impl DisplayAs for DedupExec {
         let name = self.input.schema().field(self.hash_index).name().clone();
         write!(
             f,
-            "DedupExec: {} keep first per {} (global, input order)",
-            self.op_name, name
+            "DedupExec: {} keep first per {} (global barrier over {} partitions)",
+            self.op_name, name, self.barrier.partitions
         )
     }
 }
@@ -147,9 +349,9 @@ fn key_of(value: &str) -> u128 {
     u128::from_le_bytes(d.as_bytes()[..16].try_into().unwrap())
 }
 
-fn keys_of(batch: &RecordBatch, col: usize, out: &mut Vec<Option<u128>>) -> Result<()> {
+fn keys_of(batch: &RecordBatch, col: usize, out: &mut Keys) -> Result<()> {
     let c = batch.column(col);
-    let push = |out: &mut Vec<Option<u128>>, v: Option<&str>| out.push(v.map(key_of));
+    let push = |out: &mut Keys, v: Option<&str>| out.push(v.map(key_of));
     match c.data_type() {
         DataType::Utf8 => c.as_string::<i32>().iter().for_each(|v| push(out, v)),
         DataType::LargeUtf8 => c.as_string::<i64>().iter().for_each(|v| push(out, v)),
@@ -163,13 +365,11 @@ fn keys_of(batch: &RecordBatch, col: usize, out: &mut Vec<Option<u128>>) -> Resu
     Ok(())
 }
 
-async fn spill_partition(
-    input: Arc<dyn ExecutionPlan>,
-    partition: usize,
+/// Drains `input` into an anonymous spill file, collecting the keys.
+async fn spill(
+    mut stream: SendableRecordBatchStream,
     hash_index: usize,
-    ctx: Arc<TaskContext>,
-) -> Result<Spilled> {
-    let mut stream = input.execute(partition, ctx)?;
+) -> Result<(Option<std::fs::File>, Keys)> {
     let schema = stream.schema();
     let mut keys = Vec::new();
     let mut writer: Option<StreamWriter<std::io::BufWriter<std::fs::File>>> = None;
@@ -181,8 +381,10 @@ async fn spill_partition(
         keys_of(&batch, hash_index, &mut keys)?;
         if writer.is_none() {
             // Anonymous temp file: removed by the OS when the last handle closes.
-            let f = std::io::BufWriter::new(tempfile::tempfile()?);
-            writer = Some(StreamWriter::try_new(f, &schema)?);
+            writer = Some(StreamWriter::try_new(
+                std::io::BufWriter::new(tempfile::tempfile()?),
+                &schema,
+            )?);
         }
         writer.as_mut().unwrap().write(&batch)?;
     }
@@ -198,37 +400,7 @@ async fn spill_partition(
         }
         None => None,
     };
-    Ok(Spilled { file, keys })
-}
-
-async fn decide(
-    input: Arc<dyn ExecutionPlan>,
-    hash_index: usize,
-    ctx: Arc<TaskContext>,
-) -> Result<Arc<Decided>> {
-    let n = input.properties().partitioning.partition_count();
-    let tasks = (0..n).map(|p| {
-        let (input, ctx) = (input.clone(), ctx.clone());
-        tokio::spawn(spill_partition(input, p, hash_index, ctx))
-    });
-    let mut parts = Vec::with_capacity(n);
-    for t in tasks.collect::<Vec<_>>() {
-        parts.push(
-            t.await
-                .map_err(|e| DataFusionError::External(Box::new(e)))??,
-        );
-    }
-    let mut seen: HashSet<u128> = HashSet::new();
-    let keep = parts
-        .iter()
-        .map(|p| {
-            p.keys
-                .iter()
-                .map(|k| k.is_none_or(|k| seen.insert(k)))
-                .collect()
-        })
-        .collect();
-    Ok(Arc::new(Decided { parts, keep }))
+    Ok((file, keys))
 }
 
 impl ExecutionPlan for DedupExec {
@@ -256,11 +428,14 @@ impl ExecutionPlan for DedupExec {
         _options: ReplaceChildrenOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let name = self.input.schema().field(self.hash_index).name().clone();
-        Ok(Arc::new(DedupExec::try_new(
+        let exec = DedupExec::try_new(
             children.swap_remove(0),
             &name,
             self.op_name.clone(),
-        )?))
+            self.partition,
+            self.barrier.clone(),
+        )?;
+        Ok(Arc::new(exec))
     }
     #[allow(deprecated)]
     fn with_new_children(
@@ -279,22 +454,15 @@ impl ExecutionPlan for DedupExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let schema: SchemaRef = self.schema();
-        let (state, input, hash_index) = (self.state.clone(), self.input.clone(), self.hash_index);
-        let mut builder = RecordBatchReceiverStreamBuilder::new(schema, 2);
+        let input = self.input.execute(partition, context)?;
+        let (barrier, hash_index, logical) =
+            (self.barrier.clone(), self.hash_index, self.partition);
+        let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema(), 2);
         let tx = builder.tx();
         builder.spawn(async move {
-            let decided = state
-                .get_or_try_init(|| decide(input, hash_index, context))
-                .await?
-                .clone();
-            let Some(file) = &decided.parts[partition].file else {
-                return Ok(());
-            };
-            let file = file.try_clone()?;
-            let keep = decided.keep[partition].clone();
-            // Reading the spill is blocking file I/O: keep it off the async workers.
-            let tx2 = tx.clone();
+            let (file, keys) = spill(input, hash_index).await?;
+            let keep = barrier.arrive(logical, keys).await?;
+            let Some(file) = file else { return Ok(()) };
             tokio::task::spawn_blocking(move || -> Result<()> {
                 let reader = StreamReader::try_new(std::io::BufReader::new(file), None)?;
                 let mut offset = 0;
@@ -304,7 +472,7 @@ impl ExecutionPlan for DedupExec {
                     let mask = BooleanArray::from(keep[offset..offset + n].to_vec());
                     offset += n;
                     let kept = filter_record_batch(&batch, &mask)?;
-                    if kept.num_rows() > 0 && tx2.blocking_send(Ok(kept)).is_err() {
+                    if kept.num_rows() > 0 && tx.blocking_send(Ok(kept)).is_err() {
                         break;
                     }
                 }
@@ -312,7 +480,6 @@ impl ExecutionPlan for DedupExec {
             })
             .await
             .map_err(|e| DataFusionError::External(Box::new(e)))??;
-            drop(decided);
             Ok(())
         });
         Ok(builder.build())

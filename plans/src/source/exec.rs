@@ -23,7 +23,7 @@ use datafusion::physical_plan::{
 };
 
 use super::files::FileFormat;
-use super::{InputIndex, RowRange, jsonl, parquet_input};
+use super::{InputIndex, RowRange, arrow_input, jsonl, parquet_input};
 
 /// Scans the input as the given row ranges: output partition `i` yields exactly rows
 /// `ranges[i]` in input order, whatever the file layout.
@@ -148,6 +148,9 @@ impl ExecutionPlan for RowRangeExec {
                     let r = match file.format {
                         FileFormat::Parquet => {
                             parquet_input::read_range(file, &schema, lo, hi, &mut emit)
+                        }
+                        FileFormat::ArrowIpc => {
+                            arrow_input::read_range(file, &schema, lo, hi, &mut emit)
                         }
                         FileFormat::Jsonl | FileFormat::JsonArray => {
                             jsonl::read_range(file, &schema, lo, hi, &mut emit)

@@ -13,6 +13,8 @@ pub enum FileFormat {
     /// A `.json` file holding one array of objects (loaded whole).
     JsonArray,
     Parquet,
+    /// An Arrow IPC file (`.arrow`), as checkpoints in the `arrow` format are written.
+    ArrowIpc,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -43,6 +45,8 @@ pub fn classify(path: &Path) -> Option<(FileFormat, Compression)> {
         Some((FileFormat::Jsonl, compression))
     } else if stem.ends_with(".parquet") && compression == Compression::None {
         Some((FileFormat::Parquet, compression))
+    } else if stem.ends_with(".arrow") && compression == Compression::None {
+        Some((FileFormat::ArrowIpc, compression))
     } else {
         None
     }
@@ -89,11 +93,14 @@ pub fn discover(
         };
         out.push((p, format, compression));
     }
-    let parquet = out.iter().filter(|f| f.1 == FileFormat::Parquet).count();
-    if parquet != 0 && parquet != out.len() {
+    let json = out
+        .iter()
+        .filter(|f| matches!(f.1, FileFormat::Jsonl | FileFormat::JsonArray))
+        .count();
+    if json != 0 && json != out.len() {
         return Err(SourceError::Invalid {
             path: path.to_path_buf(),
-            message: "mixes parquet and JSON files; use one format per dataset".into(),
+            message: "mixes JSON and binary (parquet/arrow) files; use one kind per dataset".into(),
         });
     }
     Ok(out)

@@ -5,6 +5,7 @@
 //! where rows start; [`RowRangeExec`] is the leaf execution plan with one output partition per
 //! row range, so DataFusion partitions map exactly onto logical partitions.
 
+mod arrow_input;
 mod exec;
 mod files;
 mod jsonl;
@@ -110,6 +111,7 @@ impl InputIndex {
         for (path, format, compression) in paths {
             let (file, schema) = match format {
                 FileFormat::Parquet => parquet_input::index(&path)?,
+                FileFormat::ArrowIpc => arrow_input::index(&path)?,
                 FileFormat::Jsonl | FileFormat::JsonArray => {
                     jsonl::index(&path, format, compression)?
                 }

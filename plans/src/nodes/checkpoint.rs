@@ -1,0 +1,440 @@
+//! `DjCheckpoint`: the sink the checkpoint strategy places after an op. Its exec passes every
+//! batch through unchanged while writing it to the partition's checkpoint file under a temporary
+//! name; at the end of the stream the file is fsynced and renamed into place, and only then is the
+//! checkpoint reported. A crash at any instant leaves either no checkpoint or a complete one.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::ipc::writer::FileWriter;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{DFSchemaRef, DataFusionError, Result};
+use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::{Compression as PqCompression, GzipLevel};
+use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions,
+};
+use futures::Stream;
+
+use crate::pyjson;
+use crate::recipe::{Compression, StorageFormat};
+
+/// File name of the checkpoint after op `op` of partition `partition`.
+pub fn checkpoint_file_name(
+    op: usize,
+    partition: usize,
+    format: StorageFormat,
+    compression: Compression,
+) -> String {
+    let ext = match (format, compression) {
+        (StorageFormat::Parquet, _) => "parquet",
+        (StorageFormat::Arrow, _) => "arrow",
+        (StorageFormat::Jsonl, Compression::Gzip) => "jsonl.gz",
+        (StorageFormat::Jsonl, _) => "jsonl",
+    };
+    format!("checkpoint_op_{op:04}_partition_{partition:04}.{ext}")
+}
+
+/// Parses `checkpoint_op_XXXX_partition_YYYY.<ext>` into (op, partition).
+pub fn parse_checkpoint_file_name(name: &str) -> Option<(usize, usize)> {
+    let rest = name.strip_prefix("checkpoint_op_")?;
+    let (op, rest) = rest.split_once("_partition_")?;
+    let (partition, ext) = rest.split_once('.')?;
+    if !matches!(ext, "parquet" | "arrow" | "jsonl" | "jsonl.gz")
+        || op.len() < 4
+        || partition.len() < 4
+    {
+        return None;
+    }
+    Some((op.parse().ok()?, partition.parse().ok()?))
+}
+
+/// A checkpoint that became durable.
+#[derive(Debug, Clone)]
+pub struct SavedCheckpoint {
+    pub op_index: usize,
+    pub op_name: String,
+    pub partition: usize,
+    pub path: PathBuf,
+    pub rows: u64,
+    pub seconds: f64,
+}
+
+/// Told about every checkpoint once it is durable (the runner logs `checkpoint_save`).
+pub trait CheckpointListener: fmt::Debug + Send + Sync {
+    fn saved(&self, checkpoint: &SavedCheckpoint);
+}
+
+/// Where and how one checkpoint is written.
+#[derive(Debug, Clone)]
+pub struct CheckpointTarget {
+    pub op_index: usize,
+    pub op_name: String,
+    pub partition: usize,
+    pub path: PathBuf,
+    pub format: StorageFormat,
+    pub compression: Compression,
+    pub listener: Arc<dyn CheckpointListener>,
+}
+
+/// Logical checkpoint sink after op `target.op_index`.
+#[derive(Debug, Clone)]
+pub struct CheckpointNode {
+    pub input: LogicalPlan,
+    pub target: CheckpointTarget,
+}
+
+impl PartialEq for CheckpointNode {
+    fn eq(&self, o: &Self) -> bool {
+        self.target.path == o.target.path && self.input == o.input
+    }
+}
+impl Eq for CheckpointNode {}
+impl std::hash::Hash for CheckpointNode {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.target.path.hash(state);
+        self.input.hash(state);
+    }
+}
+impl PartialOrd for CheckpointNode {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        self.target.path.partial_cmp(&o.target.path)
+    }
+}
+
+fn describe(t: &CheckpointTarget) -> String {
+    let name = t
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(
+        "#{} {} -> {} ({:?}, {:?})",
+        t.op_index, t.op_name, name, t.format, t.compression
+    )
+    .to_lowercase()
+}
+
+impl UserDefinedLogicalNodeCore for CheckpointNode {
+    fn name(&self) -> &str {
+        "DjCheckpoint"
+    }
+    fn inputs(&self) -> Vec<&LogicalPlan> {
+        vec![&self.input]
+    }
+    fn schema(&self) -> &DFSchemaRef {
+        self.input.schema()
+    }
+    fn expressions(&self) -> Vec<Expr> {
+        vec![]
+    }
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "DjCheckpoint: {}", describe(&self.target))
+    }
+    fn with_exprs_and_inputs(
+        &self,
+        _exprs: Vec<Expr>,
+        mut inputs: Vec<LogicalPlan>,
+    ) -> Result<Self> {
+        Ok(CheckpointNode {
+            input: inputs.swap_remove(0),
+            target: self.target.clone(),
+        })
+    }
+}
+
+/// Pass-through writer of one checkpoint; see the module docs.
+#[derive(Debug)]
+pub struct CheckpointExec {
+    input: Arc<dyn ExecutionPlan>,
+    target: CheckpointTarget,
+}
+
+impl CheckpointExec {
+    pub fn new(input: Arc<dyn ExecutionPlan>, target: CheckpointTarget) -> Self {
+        CheckpointExec { input, target }
+    }
+}
+
+impl DisplayAs for CheckpointExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "CheckpointExec: {}", describe(&self.target))
+    }
+}
+
+impl ExecutionPlan for CheckpointExec {
+    fn name(&self) -> &str {
+        "CheckpointExec"
+    }
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.input.properties()
+    }
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+    fn replace_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        _options: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(CheckpointExec::new(
+            children.swap_remove(0),
+            self.target.clone(),
+        )))
+    }
+    #[allow(deprecated)]
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(
+            children,
+            ReplaceChildrenOptions::new(
+                datafusion::physical_plan::ChildrenPropertiesMode::Recompute,
+            ),
+        )
+    }
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let inner = self.input.execute(partition, context)?;
+        let writer = CheckpointWriter::create(&self.target, inner.schema())?;
+        Ok(Box::pin(CheckpointStream {
+            inner,
+            writer: Some(writer),
+            target: self.target.clone(),
+            rows: 0,
+            started: Instant::now(),
+        }))
+    }
+}
+
+enum Sink {
+    Parquet(ArrowWriter<File>),
+    Arrow(FileWriter<BufWriter<File>>),
+    Jsonl(BufWriter<File>, String),
+    JsonlGz(flate2::write::GzEncoder<BufWriter<File>>, String),
+}
+
+/// An open checkpoint file under its temporary name; removed unless committed.
+struct CheckpointWriter {
+    sink: Option<Sink>,
+    tmp: PathBuf,
+    dest: PathBuf,
+}
+
+impl Drop for CheckpointWriter {
+    fn drop(&mut self) {
+        if self.sink.is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn err(path: &Path, e: impl fmt::Display) -> DataFusionError {
+    DataFusionError::Execution(format!("checkpoint {}: {e}", path.display()))
+}
+
+impl CheckpointWriter {
+    fn create(t: &CheckpointTarget, schema: SchemaRef) -> Result<Self> {
+        let dest = t.path.clone();
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dest.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+        let file = File::create(&tmp).map_err(|e| err(&dest, e))?;
+        let sink = match t.format {
+            StorageFormat::Parquet => {
+                let compression = match t.compression {
+                    Compression::Snappy => PqCompression::SNAPPY,
+                    Compression::Gzip => PqCompression::GZIP(GzipLevel::default()),
+                    Compression::None => PqCompression::UNCOMPRESSED,
+                };
+                let props = WriterProperties::builder()
+                    .set_compression(compression)
+                    .build();
+                Sink::Parquet(
+                    ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| err(&dest, e))?,
+                )
+            }
+            // Arrow IPC has no snappy/gzip codec: arrow checkpoints are written uncompressed.
+            StorageFormat::Arrow => Sink::Arrow(
+                FileWriter::try_new(BufWriter::new(file), &schema).map_err(|e| err(&dest, e))?,
+            ),
+            StorageFormat::Jsonl => match t.compression {
+                Compression::Gzip => Sink::JsonlGz(
+                    flate2::write::GzEncoder::new(
+                        BufWriter::new(file),
+                        flate2::Compression::default(),
+                    ),
+                    String::new(),
+                ),
+                // Snappy has no standard framing for JSON lines: written uncompressed.
+                _ => Sink::Jsonl(BufWriter::new(file), String::new()),
+            },
+        };
+        Ok(CheckpointWriter {
+            sink: Some(sink),
+            tmp,
+            dest,
+        })
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        use std::io::Write;
+        let dest = self.dest.clone();
+        match self.sink.as_mut().expect("open") {
+            Sink::Parquet(w) => w.write(batch).map_err(|e| err(&dest, e)),
+            Sink::Arrow(w) => w.write(batch).map_err(|e| err(&dest, e)),
+            Sink::Jsonl(w, buf) => {
+                buf.clear();
+                pyjson::write_rows(batch, buf);
+                w.write_all(buf.as_bytes()).map_err(|e| err(&dest, e))
+            }
+            Sink::JsonlGz(w, buf) => {
+                buf.clear();
+                pyjson::write_rows(batch, buf);
+                w.write_all(buf.as_bytes()).map_err(|e| err(&dest, e))
+            }
+        }
+    }
+
+    /// Flushes, fsyncs, renames into place and fsyncs the directory.
+    fn commit(mut self) -> Result<()> {
+        let dest = self.dest.clone();
+        let file = match self.sink.take().expect("open") {
+            Sink::Parquet(w) => w.into_inner().map_err(|e| err(&dest, e))?,
+            Sink::Arrow(mut w) => {
+                w.finish().map_err(|e| err(&dest, e))?;
+                w.into_inner()
+                    .map_err(|e| err(&dest, e))?
+                    .into_inner()
+                    .map_err(|e| err(&dest, e.into_error()))?
+            }
+            Sink::Jsonl(w, _) => w.into_inner().map_err(|e| err(&dest, e.into_error()))?,
+            Sink::JsonlGz(w, _) => w
+                .finish()
+                .map_err(|e| err(&dest, e))?
+                .into_inner()
+                .map_err(|e| err(&dest, e.into_error()))?,
+        };
+        let result = (|| -> std::io::Result<()> {
+            file.sync_all()?;
+            drop(file);
+            std::fs::rename(&self.tmp, &self.dest)?;
+            if let Some(dir) = self.dest.parent() {
+                File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        result.map_err(|e| err(&dest, e))
+    }
+}
+
+struct CheckpointStream {
+    inner: SendableRecordBatchStream,
+    writer: Option<CheckpointWriter>,
+    target: CheckpointTarget,
+    rows: u64,
+    started: Instant,
+}
+
+impl Stream for CheckpointStream {
+    type Item = Result<RecordBatch>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.inner.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(batch))) => {
+                if let Some(w) = self.writer.as_mut() {
+                    if let Err(e) = w.write(&batch) {
+                        self.writer = None;
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                }
+                self.rows += batch.num_rows() as u64;
+                Poll::Ready(Some(Ok(batch)))
+            }
+            Poll::Ready(None) => {
+                if let Some(w) = self.writer.take() {
+                    if let Err(e) = w.commit() {
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                    let t = &self.target;
+                    t.listener.saved(&SavedCheckpoint {
+                        op_index: t.op_index,
+                        op_name: t.op_name.clone(),
+                        partition: t.partition,
+                        path: t.path.clone(),
+                        rows: self.rows,
+                        seconds: self.started.elapsed().as_secs_f64(),
+                    });
+                }
+                Poll::Ready(None)
+            }
+            other => {
+                if matches!(other, Poll::Ready(Some(Err(_)))) {
+                    // An upstream error: the partial checkpoint is discarded (Drop removes it).
+                    self.writer = None;
+                }
+                other
+            }
+        }
+    }
+}
+
+impl RecordBatchStream for CheckpointStream {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let n = checkpoint_file_name(3, 12, StorageFormat::Parquet, Compression::Snappy);
+        assert_eq!(n, "checkpoint_op_0003_partition_0012.parquet");
+        assert_eq!(parse_checkpoint_file_name(&n), Some((3, 12)));
+        assert_eq!(
+            parse_checkpoint_file_name("checkpoint_op_0001_partition_0000.jsonl.gz"),
+            Some((1, 0))
+        );
+        assert_eq!(
+            parse_checkpoint_file_name(".checkpoint_op_0001_partition_0000.parquet.tmp-1"),
+            None
+        );
+        assert_eq!(
+            parse_checkpoint_file_name("checkpoint_op_0001_partition_0000.parquet.tmp-1"),
+            None
+        );
+    }
+}

@@ -1,0 +1,411 @@
+//! `executor_type: ray_partitioned`: a job directory, saved row boundaries and content hashes,
+//! checkpoints, the event log, and strict resume.
+//!
+//! `--resume ID` runs the six steps of the partitioned-processing document in order: locate the
+//! job directory, verify the configuration, load the saved partitioning, recreate the partitions
+//! from the saved boundaries, validate every partition hash, then load checkpoints and run only
+//! the unfinished work. Any failure stops with a specific error before anything is written.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use dj_plans::Recipe;
+use dj_plans::nodes::checkpoint::parse_checkpoint_file_name;
+use dj_plans::recipe::RetentionPolicy;
+use dj_plans::source::InputIndex;
+use dj_udfs::Operator;
+use serde_json::json;
+
+use crate::events::{Event, EventLog, event_files};
+use crate::job::{self, JobLock, JobPaths};
+use crate::partitioning::{PartitioningInfo, hash_partitions};
+use crate::run::{
+    JobCtx, JobReport, RunOptions, RunReport, Start, build_index, execute, partition_count,
+    partition_ranges,
+};
+
+const KEPT: &str = "The existing checkpoints were left unchanged.";
+
+pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
+    let started = Instant::now();
+    if let (Some(r), Some(j)) = (
+        &opts.resume,
+        opts.job_id.as_ref().or(recipe.job_id.as_ref()),
+    ) {
+        if r != j {
+            bail!(
+                "--resume and --job_id must refer to the same job when both are provided (got --resume {r}, --job_id {j})."
+            );
+        }
+    }
+    let user_id = opts
+        .resume
+        .clone()
+        .or_else(|| opts.job_id.clone())
+        .or_else(|| recipe.job_id.clone());
+    let job_id = match &user_id {
+        Some(id) => {
+            job::validate_job_id(id)?;
+            id.clone()
+        }
+        None => job::new_job_id(),
+    };
+    let strict = opts.resume.is_some();
+    let paths = JobPaths::new(job::job_dir(recipe, &job_id)?);
+
+    if strict {
+        // Step 1: the job directory with its event log.
+        if !paths.root.is_dir() || event_files(&paths.root).is_empty() {
+            bail!(
+                "Unable to resume job {job_id}: no job directory with an event log at {}. {KEPT}",
+                paths.root.display()
+            );
+        }
+        if let Some(done) = completed(&paths, &job_id) {
+            return Ok(done);
+        }
+        // Step 2: the same recipe and overrides.
+        verify_config(&paths, recipe)?;
+    }
+    paths.create_all()?;
+    let _lock = JobLock::acquire(&paths.root, &job_id)?;
+    let index = Arc::new(build_index(recipe).await?);
+    let session = dj_plans::planner::session(1);
+    let checkpointing = recipe.checkpoint.enabled;
+
+    let (info, ranges, reuse) = if strict {
+        // Steps 3-5: saved partitioning, saved boundaries, every hash validated.
+        let text = std::fs::read_to_string(paths.partitioning_info()).map_err(|_| {
+            anyhow::anyhow!("Explicit resume requires saved partitioning_info.json; existing checkpoints were left unchanged.")
+        })?;
+        let info: PartitioningInfo = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} is not valid partitioning metadata. {KEPT}",
+                paths.partitioning_info().display()
+            )
+        })?;
+        if info.recipe_hash != job::recipe_hash(recipe) {
+            bail!(
+                "The recipe's hash differs from the one the job was started with. Use the same config file and CLI arguments for resumption. {KEPT}"
+            );
+        }
+        let ranges = info.saved_ranges(index.total_rows)?;
+        let hashes = hash_partitions(&index, &ranges, session.task_ctx()).await?;
+        info.validate_hashes(&hashes)?;
+        (info, ranges, true)
+    } else {
+        let n = partition_count(recipe, index.total_rows)?;
+        let ranges = partition_ranges(recipe, index.total_rows, n);
+        let hashes = if checkpointing {
+            hash_partitions(&index, &ranges, session.task_ctx()).await?
+        } else {
+            ranges.iter().map(|r| (r.len(), String::new())).collect()
+        };
+        let info = PartitioningInfo::new(&index, &ranges, &hashes, job::recipe_hash(recipe));
+        // The legacy `--job_id` path: reuse matching checkpoints, or clear them and start fresh.
+        let saved: Option<PartitioningInfo> = std::fs::read_to_string(paths.partitioning_info())
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let reuse = match saved {
+            Some(s) if s == info => true,
+            Some(_) => {
+                tracing::warn!(
+                    "Partition validation FAILED - partitions don't match saved info. Clearing checkpoints and starting fresh."
+                );
+                eprintln!(
+                    "warning: job {job_id}: saved partitions or recipe differ; clearing checkpoints and starting fresh"
+                );
+                std::fs::remove_dir_all(&paths.checkpoints)?;
+                std::fs::create_dir_all(&paths.checkpoints)?;
+                false
+            }
+            None => false,
+        };
+        (info, ranges, reuse)
+    };
+
+    let events = Arc::new(EventLog::create(&paths.root, &job_id)?);
+    if !strict {
+        job::backup_config(&paths, recipe)?;
+        if !reuse {
+            job::write_json(&paths.partitioning_info(), &serde_json::to_value(&info)?)?;
+        }
+        job::write_json(
+            &paths.root.join("dag_execution_plan.json"),
+            &job::dag_plan(recipe, ranges.len()),
+        )?;
+        for (p, r) in ranges.iter().enumerate() {
+            let manifest = json!({"partition_id": p, "start_row": r.start, "end_row": r.end, "dataset_path": recipe.dataset_path});
+            job::write_json(
+                &paths.partitions.join(format!("partition_{p:04}.json")),
+                &manifest,
+            )?;
+        }
+    }
+    if user_id.is_none() && checkpointing {
+        let mut cmd = opts.command.clone();
+        cmd.extend(["--resume".to_string(), job_id.clone()]);
+        println!(
+            "Resume token: {job_id}. Rerun the original command with --resume {job_id} to resume this job."
+        );
+        println!("  {}", cmd.join(" "));
+    }
+    let starts = if reuse {
+        find_starts(&paths, recipe, ranges.len())?
+    } else {
+        vec![Start::Input; ranges.len()]
+    };
+    for (p, s) in starts.iter().enumerate() {
+        if let Start::Checkpoint { op, path } = s {
+            let name = &recipe.process[*op].name;
+            let mut e = Event::new(
+                "checkpoint_load",
+                format!("Loaded checkpoint from operation {op}"),
+            )
+            .partition(p)
+            .op(*op, name);
+            e.checkpoint_path = Some(path.display().to_string());
+            events.log(e);
+        }
+    }
+    let mut start_event = Event::new(
+        "job_start",
+        if strict {
+            "Resuming partitioned dataset processing"
+        } else {
+            "Starting partitioned dataset processing"
+        },
+    )
+    .meta(json!({
+        "num_partitions": ranges.len(),
+        "checkpoint_enabled": checkpointing,
+        "is_resuming": strict || reuse,
+        "job_id": job_id,
+        "user_provided_job_id": user_id.is_some(),
+        "resume_requested": strict,
+    }));
+    start_event.total_partitions = Some(ranges.len());
+    events.log(start_event);
+    write_mapping(&paths, recipe, &index, &ranges, "processing")?;
+    let started_at = chrono::Utc::now();
+
+    let job = JobCtx {
+        paths: paths.clone(),
+        events: events.clone(),
+    };
+    let result = tokio::select! {
+        r = execute(recipe, &index, &ranges, &starts, Some(&job), started) => r,
+        signal = stop_signal() => Err(anyhow::anyhow!(
+            "interrupted by {signal}; the job is resumable with --resume {job_id}"
+        )),
+    };
+    let mut report = match result {
+        Ok(r) => r,
+        Err(err) => {
+            let mut e = Event::new("job_failed", format!("Job failed: {err:#}"));
+            e.status = Some(if format!("{err}").starts_with("interrupted by") {
+                "stopped"
+            } else {
+                "failed"
+            });
+            e.error_message = Some(format!("{err:#}"));
+            e.duration = Some(started.elapsed().as_secs_f64());
+            events.log(e);
+            write_mapping(&paths, recipe, &index, &ranges, "failed")?;
+            return Err(err);
+        }
+    };
+    let mut e = Event::new(
+        "job_complete",
+        format!(
+            "Job completed successfully in {:.2}s",
+            report.elapsed.as_secs_f64()
+        ),
+    );
+    e.status = Some("completed");
+    e.duration = Some(report.elapsed.as_secs_f64());
+    e.output_path = Some(recipe.export_path.clone());
+    events.log(e);
+    write_mapping(&paths, recipe, &index, &ranges, "completed")?;
+    job::write_json(
+        &paths.summary(),
+        &json!({
+            "job_id": job_id,
+            "status": "completed",
+            "start_time": started_at.timestamp_millis() as f64 / 1000.0,
+            "end_time": chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
+            "duration": report.elapsed.as_secs_f64(),
+            "work_dir": paths.root,
+            "config_file": recipe.file,
+            "executor_type": "ray_partitioned",
+            "resumption_command": format!("{} --resume {job_id}", opts.command.join(" ")),
+            "event_log_file": events.path(),
+            "checkpoint_dir": paths.checkpoints,
+            "metadata_dir": paths.metadata,
+            "num_partitions": ranges.len(),
+            "rows_in": report.rows_in,
+            "rows_out": report.rows_out,
+            "export_files": report.export_files,
+        }),
+    )?;
+    apply_retention(&paths, recipe)?;
+    report.job = Some(JobReport {
+        job_id,
+        job_dir: paths.root.clone(),
+        already_complete: false,
+    });
+    Ok(report)
+}
+
+/// A job whose latest event file records `job_complete` is done: nothing to run.
+fn completed(paths: &JobPaths, job_id: &str) -> Option<RunReport> {
+    let latest = event_files(&paths.root).pop()?;
+    let text = std::fs::read_to_string(latest).ok()?;
+    let done = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .any(|v| v["event_type"] == "job_complete");
+    done.then(|| RunReport {
+        rows_in: 0,
+        rows_out: 0,
+        partitions: 0,
+        ops: vec![],
+        export_files: vec![],
+        elapsed: Default::default(),
+        job: Some(JobReport {
+            job_id: job_id.to_string(),
+            job_dir: paths.root.clone(),
+            already_complete: true,
+        }),
+        resumed_partitions: 0,
+    })
+}
+
+/// Step 2: the recipe text and the overrides equal those the job was started with.
+fn verify_config(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
+    let (saved_text, saved_args) = job::saved_config(paths, recipe)?;
+    let mut diffs = Vec::new();
+    if saved_text.trim() != recipe.source_text.trim() {
+        diffs.push(format!(
+            "[config] {} differs from the saved copy in {}",
+            recipe.file,
+            paths.root.display()
+        ));
+    }
+    let current: Vec<String> = job::comparable_overrides(recipe)
+        .iter()
+        .flat_map(|(k, v)| [format!("--{k}"), v.clone()])
+        .collect();
+    if saved_args != current {
+        diffs.push(format!(
+            "[cli] arguments differ: saved {:?}, current {:?}",
+            saved_args, current
+        ));
+    }
+    if !diffs.is_empty() {
+        bail!(
+            "Config validation failed - configurations don't match: {}. Use the same config file and CLI arguments for resumption. {KEPT}",
+            diffs.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// The newest usable checkpoint of each partition: a complete file (checkpoints are renamed into
+/// place only when durable) of a known op, with the keys of every dedup op before it saved.
+fn find_starts(paths: &JobPaths, recipe: &Recipe, partitions: usize) -> Result<Vec<Start>> {
+    let mut starts = vec![Start::Input; partitions];
+    let mut best: Vec<Option<(usize, PathBuf)>> = vec![None; partitions];
+    for entry in std::fs::read_dir(&paths.checkpoints)? {
+        let path = entry?.path();
+        let Some((op, p)) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(parse_checkpoint_file_name)
+        else {
+            continue;
+        };
+        if p >= partitions || op >= recipe.process.len() {
+            continue;
+        }
+        let dedups_saved = recipe.process[..=op]
+            .iter()
+            .filter(|o| matches!(o.operator, Operator::Deduplicator(_)))
+            .all(|o| {
+                paths
+                    .checkpoints
+                    .join(format!("dedup_keys_op_{:04}_partition_{p:04}.bin", o.index))
+                    .exists()
+            });
+        if dedups_saved && best[p].as_ref().is_none_or(|(b, _)| op > *b) && readable(&path) {
+            best[p] = Some((op, path));
+        }
+    }
+    for (p, b) in best.into_iter().enumerate() {
+        if let Some((op, path)) = b {
+            starts[p] = Start::Checkpoint { op, path };
+        }
+    }
+    Ok(starts)
+}
+
+fn readable(path: &Path) -> bool {
+    InputIndex::build(&path.display().to_string()).is_ok()
+}
+
+/// `metadata/dataset_mapping.json`, as Data-Juicer's job utilities read it.
+fn write_mapping(
+    paths: &JobPaths,
+    recipe: &Recipe,
+    index: &InputIndex,
+    ranges: &[dj_plans::source::RowRange],
+    status: &str,
+) -> Result<()> {
+    let partitions: Vec<_> = ranges
+        .iter()
+        .enumerate()
+        .map(|(p, r)| json!({"partition_id": p, "processing_status": status, "sample_count": r.len(), "start_row": r.start, "end_row": r.end}))
+        .collect();
+    job::write_json(
+        &paths.metadata.join("dataset_mapping.json"),
+        &json!({
+            "original_dataset_path": recipe.dataset_path,
+            "original_dataset_size": index.total_rows,
+            "partition_size": ranges.first().map(|r| r.len()).unwrap_or(0),
+            "partitions": partitions,
+        }),
+    )
+}
+
+/// `intermediate_storage.retention_policy` after a successful run: `keep_all` keeps the
+/// checkpoints; `keep_failed_only` and `cleanup_all` remove them (the job did not fail).
+fn apply_retention(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
+    let s = &recipe.intermediate_storage;
+    if s.retention_policy == RetentionPolicy::KeepAll || s.preserve_intermediate_data {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(&paths.checkpoints)? {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if parse_checkpoint_file_name(name).is_some() || name.starts_with("dedup_keys_op_") {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM with the signal's name.
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("installing a SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("installing a SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}

@@ -1,0 +1,293 @@
+//! `checkpoints/partitioning_info.json`: the saved row boundaries and content hashes of every
+//! logical partition, and the checks a strict resume runs against them.
+//!
+//! Content hash (`blake3-rows-v1`): BLAKE3 over each row's canonical serialization — the row as
+//! one Data-Juicer JSON line (columns in schema order) — in row order. It is independent of batch
+//! boundaries and of how rows are spread over files, and changes with any row's content or order.
+
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use datafusion::physical_plan::ExecutionPlan;
+use dj_plans::pyjson;
+use dj_plans::source::{InputIndex, RowRange, RowRangeExec};
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+
+pub const HASH_ALGORITHM: &str = "blake3-rows-v1";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionInfo {
+    pub partition_id: usize,
+    pub row_count: u64,
+    #[serde(default)]
+    pub content_hash: String,
+    #[serde(default)]
+    pub start_row: Option<u64>,
+    #[serde(default)]
+    pub end_row: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitioningInfo {
+    pub num_partitions: usize,
+    pub total_rows: u64,
+    #[serde(default = "yes")]
+    pub deterministic: bool,
+    #[serde(default)]
+    pub hash_algorithm: String,
+    #[serde(default)]
+    pub recipe_hash: String,
+    #[serde(default)]
+    pub dataset_path: String,
+    pub partitions: Vec<PartitionInfo>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Row count and content hash of each range, computed concurrently.
+pub async fn hash_partitions(
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+    ctx: Arc<datafusion::execution::TaskContext>,
+) -> Result<Vec<(u64, String)>> {
+    let exec = Arc::new(RowRangeExec::new(index.clone(), ranges.to_vec(), None)?);
+    let tasks: Vec<_> = (0..ranges.len())
+        .map(|p| {
+            let (exec, ctx) = (exec.clone(), ctx.clone());
+            tokio::spawn(async move {
+                let mut stream = exec.execute(p, ctx)?;
+                let mut hasher = blake3::Hasher::new();
+                let (mut rows, mut line) = (0u64, String::new());
+                while let Some(batch) = stream.next().await {
+                    let batch = batch?;
+                    rows += batch.num_rows() as u64;
+                    line.clear();
+                    pyjson::write_rows(&batch, &mut line);
+                    hasher.update(line.as_bytes());
+                }
+                anyhow::Ok((rows, hasher.finalize().to_hex().to_string()))
+            })
+        })
+        .collect();
+    let mut out = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        out.push(t.await??);
+    }
+    Ok(out)
+}
+
+impl PartitioningInfo {
+    pub fn new(
+        index: &InputIndex,
+        ranges: &[RowRange],
+        hashes: &[(u64, String)],
+        recipe_hash: String,
+    ) -> Self {
+        PartitioningInfo {
+            num_partitions: ranges.len(),
+            total_rows: index.total_rows,
+            deterministic: true,
+            hash_algorithm: HASH_ALGORITHM.into(),
+            recipe_hash,
+            dataset_path: index.dataset_path.clone(),
+            partitions: ranges
+                .iter()
+                .zip(hashes)
+                .enumerate()
+                .map(|(i, (r, (rows, hash)))| PartitionInfo {
+                    partition_id: i,
+                    row_count: *rows,
+                    content_hash: hash.clone(),
+                    start_row: Some(r.start),
+                    end_row: Some(r.end),
+                })
+                .collect(),
+        }
+    }
+
+    /// Resume steps 3 and 4: the saved metadata is of this format, complete and consistent, and
+    /// its boundaries cover the current input. Returns the saved ranges.
+    pub fn saved_ranges(&self, current_rows: u64) -> Result<Vec<RowRange>> {
+        const KEPT: &str = "Existing checkpoints were left unchanged.";
+        if self.hash_algorithm != HASH_ALGORITHM {
+            bail!(
+                "Explicit resume cannot validate the saved partition hash algorithm: saved={}, supported={HASH_ALGORITHM}. {KEPT}",
+                if self.hash_algorithm.is_empty() {
+                    "<none>"
+                } else {
+                    &self.hash_algorithm
+                }
+            );
+        }
+        if self
+            .partitions
+            .iter()
+            .any(|p| p.content_hash.is_empty() || p.start_row.is_none() || p.end_row.is_none())
+        {
+            bail!(
+                "Explicit resume requires content hashes and row boundaries created by this version. {KEPT}"
+            );
+        }
+        if self.partitions.len() != self.num_partitions {
+            bail!(
+                "Saved partition metadata is incomplete: expected={}, actual={}. {KEPT}",
+                self.num_partitions,
+                self.partitions.len()
+            );
+        }
+        let mut expected_start = 0;
+        let mut ranges = Vec::with_capacity(self.partitions.len());
+        for (i, p) in self.partitions.iter().enumerate() {
+            let (s, e) = (p.start_row.unwrap(), p.end_row.unwrap());
+            if p.partition_id != i || s != expected_start || e < s || e - s != p.row_count {
+                bail!(
+                    "Saved row boundaries are invalid for partition {i}: start={s}, end={e}, rows={}, expected_start={expected_start}. {KEPT}",
+                    p.row_count
+                );
+            }
+            expected_start = e;
+            ranges.push(RowRange { start: s, end: e });
+        }
+        if expected_start != self.total_rows {
+            bail!(
+                "Saved row boundaries do not cover the saved total row count: boundaries_end={expected_start}, total_rows={}. {KEPT}",
+                self.total_rows
+            );
+        }
+        if current_rows != self.total_rows {
+            bail!(
+                "The input changed: it has {current_rows} rows now, the job was started on {} rows. Refusing to resume; {}",
+                self.total_rows,
+                KEPT.to_lowercase()
+            );
+        }
+        Ok(ranges)
+    }
+
+    /// Resume step 5: every partition's current hash equals the saved one.
+    pub fn validate_hashes(&self, current: &[(u64, String)]) -> Result<()> {
+        let bad: Vec<String> = self
+            .partitions
+            .iter()
+            .zip(current)
+            .filter(|(saved, (rows, hash))| saved.row_count != *rows || saved.content_hash != *hash)
+            .map(|(saved, (rows, hash))| {
+                format!(
+                    "partition {} (rows [{}, {})): saved {} rows hash {}, current {} rows hash {}",
+                    saved.partition_id,
+                    saved.start_row.unwrap_or(0),
+                    saved.end_row.unwrap_or(0),
+                    saved.row_count,
+                    short(&saved.content_hash),
+                    rows,
+                    short(hash)
+                )
+            })
+            .collect();
+        if !bad.is_empty() {
+            bail!(
+                "Saved partition content hashes do not match the current input ({}). Refusing to resume; existing checkpoints were left unchanged.",
+                bad.join("; ")
+            );
+        }
+        Ok(())
+    }
+}
+
+fn short(h: &str) -> &str {
+    &h[..h.len().min(16)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> PartitioningInfo {
+        PartitioningInfo {
+            num_partitions: 2,
+            total_rows: 5,
+            deterministic: true,
+            hash_algorithm: HASH_ALGORITHM.into(),
+            recipe_hash: String::new(),
+            dataset_path: String::new(),
+            partitions: vec![
+                PartitionInfo {
+                    partition_id: 0,
+                    row_count: 2,
+                    content_hash: "a".into(),
+                    start_row: Some(0),
+                    end_row: Some(2),
+                },
+                PartitionInfo {
+                    partition_id: 1,
+                    row_count: 3,
+                    content_hash: "b".into(),
+                    start_row: Some(2),
+                    end_row: Some(5),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn valid_boundaries_give_ranges() {
+        assert_eq!(
+            info().saved_ranges(5).unwrap(),
+            vec![RowRange { start: 0, end: 2 }, RowRange { start: 2, end: 5 }]
+        );
+    }
+
+    #[test]
+    fn each_bad_metadata_has_its_message() {
+        let mut i = info();
+        i.partitions[1].start_row = Some(3);
+        assert!(
+            i.saved_ranges(5)
+                .unwrap_err()
+                .to_string()
+                .starts_with("Saved row boundaries are invalid for partition 1: start=3")
+        );
+        let mut i = info();
+        i.partitions[1].content_hash.clear();
+        assert!(
+            i.saved_ranges(5)
+                .unwrap_err()
+                .to_string()
+                .starts_with("Explicit resume requires content hashes and row boundaries")
+        );
+        let mut i = info();
+        i.hash_algorithm = "sha256-sequence-v1".into();
+        assert!(
+            i.saved_ranges(5)
+                .unwrap_err()
+                .to_string()
+                .contains("saved=sha256-sequence-v1, supported=blake3-rows-v1")
+        );
+        let mut i = info();
+        i.total_rows = 6;
+        assert!(
+            i.saved_ranges(6)
+                .unwrap_err()
+                .to_string()
+                .starts_with("Saved row boundaries do not cover")
+        );
+        assert!(
+            info()
+                .saved_ranges(7)
+                .unwrap_err()
+                .to_string()
+                .starts_with("The input changed: it has 7 rows now")
+        );
+        let e = info()
+            .validate_hashes(&[(2, "a".into()), (3, "c".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("partition 1 (rows [2, 5)): saved 3 rows hash b, current 3 rows hash c"),
+            "{e}"
+        );
+    }
+}
