@@ -187,7 +187,8 @@ impl JobLock {
                     }
                 },
                 Err(e) => {
-                    return Err(e).with_context(|| format!("cannot create lock {}", path.display()));
+                    return Err(e)
+                        .with_context(|| format!("cannot create lock {}", path.display()));
                 }
             }
         }

@@ -5,3 +5,4 @@ mod common;
 mod explain;
 mod formats;
 mod golden;
+mod resume;

@@ -1,0 +1,542 @@
+//! The partitioned executor: job directory, partitioning metadata, events, checkpoints, strict
+//! resume and its refusals (which must leave every checkpoint byte-for-byte unchanged), locks,
+//! and kill -9 / SIGTERM at many moments followed by a resume that gives the uninterrupted export.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{repo, write};
+
+const RECIPE: &str = "project_name: resume_test
+dataset_path: DATA
+export_path: EXPORT
+work_dir: WORK
+np: 2
+executor_type: ray_partitioned
+partition:
+  mode: manual
+  num_of_partitions: 4
+  max_concurrent_partitions: 2
+checkpoint:
+  strategy: every_op
+process:
+  - whitespace_normalization_mapper:
+  - text_length_filter:
+      min_len: 10
+  - document_deduplicator:
+      lowercase: true
+  - words_num_filter:
+      min_num: 3
+";
+
+struct Job {
+    dir: tempfile::TempDir,
+}
+
+impl Job {
+    fn new() -> Job {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data.jsonl");
+        std::fs::copy(repo().join("tests/golden/corpus.jsonl"), &data).unwrap();
+        let text = RECIPE
+            .replace("DATA", data.to_str().unwrap())
+            .replace(
+                "EXPORT",
+                dir.path().join("out/result.jsonl").to_str().unwrap(),
+            )
+            .replace("WORK", dir.path().join("jobs").to_str().unwrap());
+        write(&dir.path().join("recipe.yaml"), &text);
+        Job { dir }
+    }
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+    fn recipe(&self) -> String {
+        self.path("recipe.yaml").display().to_string()
+    }
+    fn run(&self, extra: &[&str]) -> std::process::Output {
+        self.command(extra).output().unwrap()
+    }
+    fn command(&self, extra: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_dj-run"));
+        c.arg("--config")
+            .arg(self.recipe())
+            .args(extra)
+            .current_dir(self.dir.path());
+        c
+    }
+    fn job_dir(&self, id: &str) -> PathBuf {
+        self.path("jobs").join(id)
+    }
+    fn export(&self) -> String {
+        std::fs::read_to_string(self.path("out/result.jsonl")).unwrap()
+    }
+    fn checkpoints(&self, id: &str) -> BTreeMap<String, Vec<u8>> {
+        let dir = self.job_dir(id).join("checkpoints");
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn ok(o: &std::process::Output) -> String {
+    assert!(
+        o.status.success(),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn fails_with(o: &std::process::Output, want: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success(),
+        "expected failure, stdout: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        err.contains(want),
+        "stderr does not contain {want:?}:\n{err}"
+    );
+}
+
+fn events(dir: &Path) -> Vec<serde_json::Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("events_")
+        })
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A fresh run: its token, and the uninterrupted export.
+fn fresh(job: &Job) -> (String, String) {
+    let out = ok(&job.run(&[]));
+    let token = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Resume token: "))
+        .and_then(|l| l.split('.').next())
+        .expect("a resume token is printed")
+        .to_string();
+    assert!(out.contains(&format!("--resume {token}")), "{out}");
+    (token, job.export())
+}
+
+#[test]
+fn fresh_run_lays_out_the_job_directory() {
+    let job = Job::new();
+    let (id, export) = fresh(&job);
+    assert_eq!(id.len(), "20260805_115141_81270d".len());
+    assert!(
+        id.chars().nth(8) == Some('_') && id.chars().nth(15) == Some('_'),
+        "{id}"
+    );
+    let dir = job.job_dir(&id);
+    for f in [
+        "job_summary.json",
+        "dag_execution_plan.json",
+        "recipe.yaml",
+        "cli.yaml",
+        "metadata/dataset_mapping.json",
+        "partitions/partition_0003.json",
+    ] {
+        assert!(dir.join(f).exists(), "{f} missing");
+    }
+    assert!(!dir.join(".lock").exists(), "lock released at exit");
+    let info: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("checkpoints/partitioning_info.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(info["num_partitions"], 4);
+    assert_eq!(info["total_rows"], 167);
+    assert_eq!(info["hash_algorithm"], "blake3-rows-v1");
+    let bounds: Vec<(u64, u64)> = info["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["start_row"].as_u64().unwrap(),
+                p["end_row"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(bounds, [(0, 42), (42, 84), (84, 126), (126, 167)]);
+    let ckpts = job.checkpoints(&id);
+    for op in 0..4 {
+        for p in 0..4 {
+            assert!(
+                ckpts.contains_key(&format!("checkpoint_op_{op:04}_partition_{p:04}.parquet")),
+                "op {op} partition {p}"
+            );
+        }
+    }
+    let ev = events(&dir);
+    let kinds: Vec<&str> = ev
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap())
+        .collect();
+    for k in [
+        "job_start",
+        "partition_start",
+        "op_start",
+        "op_complete",
+        "checkpoint_save",
+        "partition_complete",
+        "job_complete",
+    ] {
+        assert!(kinds.contains(&k), "no {k} event in {kinds:?}");
+    }
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "checkpoint_save").count(),
+        16
+    );
+    assert!(
+        ev.iter()
+            .all(|e| e["job_id"] == id.as_str() && e["timestamp"].is_f64())
+    );
+    // The partitioned export equals the plain executor's on the same recipe.
+    let plain = job.path("plain.jsonl");
+    ok(&job.run(&[
+        "--executor_type",
+        "default",
+        "--export_path",
+        plain.to_str().unwrap(),
+    ]));
+    assert_eq!(std::fs::read_to_string(plain).unwrap(), export);
+    // A completed job is not run again.
+    let out = ok(&job.run(&["--resume", &id]));
+    assert!(
+        out.contains(&format!("Job {id} is already completed - nothing to do")),
+        "{out}"
+    );
+}
+
+/// Checkpoints of later ops removed, as if the job had died: resume finishes the same export,
+/// loading each partition's newest checkpoint and not recomputing finished partitions.
+#[test]
+fn resume_runs_only_unfinished_work() {
+    let job = Job::new();
+    let (id, export) = fresh(&job);
+    let dir = job.job_dir(&id);
+    for f in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+        if f.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("events_")
+        {
+            std::fs::remove_file(f).unwrap(); // forget the job_complete
+        }
+    }
+    write(
+        &dir.join("events_20000101_000000.jsonl"),
+        "{\"event_type\": \"job_start\"}\n",
+    );
+    let ck = dir.join("checkpoints");
+    // Partition 0 is finished; 1 stopped after the dedup (op 2); 2 after op 0; 3 never started.
+    for (op, p) in [
+        (3, 1),
+        (3, 2),
+        (2, 2),
+        (1, 2),
+        (3, 3),
+        (2, 3),
+        (1, 3),
+        (0, 3),
+    ] {
+        std::fs::remove_file(ck.join(format!("checkpoint_op_{op:04}_partition_{p:04}.parquet")))
+            .unwrap();
+    }
+    std::fs::remove_file(ck.join("dedup_keys_op_0002_partition_0003.bin")).unwrap();
+    std::fs::remove_file(job.path("out/result.jsonl")).unwrap();
+    ok(&job.run(&["--resume", &id]));
+    assert_eq!(job.export(), export);
+    let ev = events(&dir);
+    let loads: Vec<(u64, u64)> = ev
+        .iter()
+        .filter(|e| e["event_type"] == "checkpoint_load")
+        .map(|e| {
+            (
+                e["partition_id"].as_u64().unwrap(),
+                e["operation_idx"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(loads, [(0, 3), (1, 2), (2, 0)]);
+    let started: Vec<(u64, u64)> = ev
+        .iter()
+        .filter(|e| e["event_type"] == "op_start")
+        .map(|e| {
+            (
+                e["partition_id"].as_u64().unwrap(),
+                e["operation_idx"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        !started.iter().any(|(p, _)| *p == 0),
+        "finished partition 0 was recomputed: {started:?}"
+    );
+    assert!(
+        started.contains(&(1, 3)) && !started.contains(&(1, 2)),
+        "{started:?}"
+    );
+    assert!(started.contains(&(3, 0)), "{started:?}");
+}
+
+#[test]
+fn strict_resume_refusals_leave_checkpoints_unchanged() {
+    let job = Job::new();
+    let (id, _) = fresh(&job);
+    let dir = job.job_dir(&id);
+    // Make the job look unfinished so resume gets past the completion check.
+    for f in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+        if f.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("events_")
+        {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let kept: String = text
+                .lines()
+                .filter(|l| !l.contains("job_complete"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            std::fs::write(&f, kept).unwrap();
+        }
+    }
+    let before = job.checkpoints(&id);
+    let unchanged = |what: &str| {
+        assert!(
+            job.checkpoints(&id) == before,
+            "{what}: checkpoints changed"
+        )
+    };
+    let info_path = dir.join("checkpoints/partitioning_info.json");
+    let info = std::fs::read_to_string(&info_path).unwrap();
+
+    fails_with(
+        &job.run(&["--resume", "no_such_job"]),
+        "Unable to resume job no_such_job: no job directory",
+    );
+    fails_with(
+        &job.run(&["--resume", &id, "--job_id", "other"]),
+        "--resume and --job_id must refer to the same job",
+    );
+    fails_with(
+        &job.run(&["--resume", "../x"]),
+        "must not contain path separators or '..'",
+    );
+    fails_with(
+        &job.run(&["--resume", &id, "--executor_type", "default"]),
+        "--resume is only supported by the ray_partitioned executor",
+    );
+    unchanged("bad arguments");
+
+    // The recipe changed.
+    let recipe = std::fs::read_to_string(job.recipe()).unwrap();
+    std::fs::write(job.recipe(), recipe.replace("min_len: 10", "min_len: 11")).unwrap();
+    fails_with(
+        &job.run(&["--resume", &id]),
+        "Config validation failed - configurations don't match: [config]",
+    );
+    std::fs::write(job.recipe(), &recipe).unwrap();
+    fails_with(
+        &job.run(&["--resume", &id, "--np", "3"]),
+        "[cli] arguments differ",
+    );
+    unchanged("recipe changed");
+
+    // The input changed: one row edited (same row count), then one row fewer.
+    let data = job.path("data.jsonl");
+    let original = std::fs::read_to_string(&data).unwrap();
+    std::fs::write(
+        &data,
+        original.replacen("quick brown fox", "quick brown cat", 1),
+    )
+    .unwrap();
+    fails_with(
+        &job.run(&["--resume", &id]),
+        "content hashes do not match the current input",
+    );
+    fails_with(&job.run(&["--resume", &id]), "partition 0 (rows [0, 42))");
+    let fewer: String = original.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&data, fewer).unwrap();
+    fails_with(
+        &job.run(&["--resume", &id]),
+        "The input changed: it has 166 rows now, the job was started on 167 rows",
+    );
+    std::fs::write(&data, &original).unwrap();
+    unchanged("input changed");
+
+    // Metadata: invalid boundaries, an older format without hashes, missing.
+    let mut v: serde_json::Value = serde_json::from_str(&info).unwrap();
+    v["partitions"][2]["start_row"] = 85.into();
+    std::fs::write(&info_path, serde_json::to_string(&v).unwrap()).unwrap();
+    fails_with(
+        &job.run(&["--resume", &id]),
+        "Saved row boundaries are invalid for partition 2: start=85",
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&info).unwrap();
+    for p in v["partitions"].as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("content_hash");
+    }
+    v["hash_algorithm"] = "blake3-rows-v1".into();
+    std::fs::write(&info_path, serde_json::to_string(&v).unwrap()).unwrap();
+    fails_with(
+        &job.run(&["--resume", &id]),
+        "requires content hashes and row boundaries created by this version",
+    );
+    std::fs::remove_file(&info_path).unwrap();
+    fails_with(
+        &job.run(&["--resume", &id]),
+        "Explicit resume requires saved partitioning_info.json",
+    );
+    let mut expect = before.clone();
+    expect.remove("partitioning_info.json");
+    assert!(
+        job.checkpoints(&id) == expect,
+        "metadata errors: checkpoints changed"
+    );
+}
+
+#[test]
+fn a_running_job_is_refused_and_a_stale_lock_taken_over() {
+    let job = Job::new();
+    let dir = job.job_dir("locked");
+    write(&dir.join(".lock"), &std::process::id().to_string());
+    fails_with(
+        &job.run(&["--job_id", "locked"]),
+        &format!(
+            "job locked is already running (process {}, lock",
+            std::process::id()
+        ),
+    );
+    let mut dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    write(&dir.join(".lock"), &pid.to_string());
+    ok(&job.run(&["--job_id", "locked"]));
+    assert!(!dir.join(".lock").exists());
+}
+
+fn wait_for_events(dir: &Path, n: usize, child: &mut std::process::Child) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        let count = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("events_"))
+            .map(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap_or_default()
+                    .lines()
+                    .count()
+            })
+            .sum::<usize>();
+        if count >= n {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    panic!("timed out waiting for {n} events");
+}
+
+/// kill -9 after the n-th event, for n across the whole run, then resume: the export is always
+/// the uninterrupted one, rows and order.
+#[test]
+fn kill_9_at_many_moments_then_resume_gives_the_same_export() {
+    let reference = Job::new();
+    let (_, want) = fresh(&reference);
+    let total = events(
+        &reference.job_dir(
+            &std::fs::read_dir(reference.path("jobs"))
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .file_name()
+                .to_string_lossy(),
+        ),
+    )
+    .len();
+    let moments: Vec<usize> = (1..total).step_by((total / 12).max(1)).collect();
+    assert!(moments.len() >= 8, "{total} events");
+    for n in moments {
+        let job = Job::new();
+        let id = format!("kill_{n}");
+        let mut child = job
+            .command(&["--job_id", &id])
+            .env("DJ_EVENT_DELAY_MS", "15")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        if wait_for_events(&job.job_dir(&id), n, &mut child) {
+            child.kill().unwrap(); // SIGKILL
+        }
+        child.wait().unwrap();
+        let out = job.run(&["--resume", &id]);
+        ok(&out);
+        assert_eq!(job.export(), want, "after kill at event {n}");
+    }
+}
+
+#[test]
+fn sigterm_stops_gracefully_and_the_job_resumes() {
+    let reference = Job::new();
+    let (_, want) = fresh(&reference);
+    let job = Job::new();
+    let mut child = job
+        .command(&["--job_id", "term"])
+        .env("DJ_EVENT_DELAY_MS", "15")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_events(&job.job_dir("term"), 20, &mut child));
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    fails_with(
+        &out,
+        "interrupted by SIGTERM; the job is resumable with --resume term",
+    );
+    let ev = events(&job.job_dir("term"));
+    let last = ev.last().unwrap();
+    assert_eq!(last["event_type"], "job_failed");
+    assert_eq!(last["status"], "stopped");
+    assert!(!job.job_dir("term").join(".lock").exists());
+    ok(&job.run(&["--resume", "term"]));
+    assert_eq!(job.export(), want);
+}
