@@ -71,21 +71,14 @@ impl OpSpec {
     }
 }
 
-/// Every supported operator, in Data-Juicer's category order.
+/// Every supported operator, in Data-Juicer's category order. Each family's `specs()` (in its
+/// `mod.rs`) lists its ops.
 pub fn registry() -> &'static [OpSpec] {
     static REGISTRY: LazyLock<Vec<OpSpec>> = LazyLock::new(|| {
-        vec![
-            mapper::normalization::whitespace_normalization_spec(),
-            mapper::normalization::punctuation_normalization_spec(),
-            mapper::clean::clean_email_spec(),
-            mapper::clean::clean_links_spec(),
-            filter::length::text_length_spec(),
-            filter::length::words_num_spec(),
-            filter::ratio::alphanumeric_spec(),
-            filter::ratio::special_characters_spec(),
-            filter::repetition::character_repetition_spec(),
-            dedup::document::document_deduplicator_spec(),
-        ]
+        let mut all = mapper::specs();
+        all.extend(filter::specs());
+        all.extend(dedup::specs());
+        all
     });
     &REGISTRY
 }

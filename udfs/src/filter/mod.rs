@@ -4,6 +4,17 @@ pub mod length;
 pub mod ratio;
 pub mod repetition;
 
+/// The filters, in registry order.
+pub fn specs() -> Vec<crate::registry::OpSpec> {
+    vec![
+        length::text_length_spec(),
+        length::words_num_spec(),
+        ratio::alphanumeric_spec(),
+        ratio::special_characters_spec(),
+        repetition::character_repetition_spec(),
+    ]
+}
+
 use std::sync::Arc;
 
 use crate::operator::{FilterOp, Operator, StatRange};

@@ -7,7 +7,18 @@ use std::sync::Arc;
 
 use crate::operator::Operator;
 use crate::params::Params;
+use crate::registry::OpSpec;
 use crate::udf::{MapperUdf, TextMapper, UdfIdentity};
+
+/// The mappers, in registry order.
+pub fn specs() -> Vec<OpSpec> {
+    vec![
+        normalization::whitespace_normalization_spec(),
+        normalization::punctuation_normalization_spec(),
+        clean::clean_email_spec(),
+        clean::clean_links_spec(),
+    ]
+}
 
 /// Builds a mapper whose UDF is named after the op and identified by its parameters.
 pub(crate) fn build_mapper(params: &Params, mapper: Arc<dyn TextMapper>) -> Operator {
