@@ -191,18 +191,35 @@ async fn plan_partitions(
 ) -> Result<Vec<PartitionPlan>> {
     let mut plans = Vec::with_capacity(ranges.len());
     for (p, (range, start)) in ranges.iter().zip(starts).enumerate() {
+        let input = || RowRangeTable::new(index.clone(), vec![*range]);
         let (table, from_input, first) = match start {
-            Start::Input => (RowRangeTable::new(index.clone(), vec![*range]), true, 0),
+            Start::Input => (input(), true, 0),
             Start::Checkpoint { op, path } => {
+                // The schema the plan has after `op`, to read the checkpoint with.
+                let no_checkpoints = |_: &OpConfig| None;
+                let ctx = PartitionContext {
+                    partition: p,
+                    barriers,
+                    checkpoint: &no_checkpoints,
+                };
+                let upto = compile_partition(
+                    recipe,
+                    Arc::new(input()),
+                    true,
+                    &recipe.process[..=*op],
+                    &ctx,
+                )?;
+                let schema = Arc::new(upto.plan.schema().as_arrow().clone());
                 let path_s = path.display().to_string();
-                let ckpt = Arc::new(
-                    tokio::task::spawn_blocking(move || InputIndex::build(&path_s)).await??,
-                );
+                let ckpt = tokio::task::spawn_blocking(move || {
+                    InputIndex::build_with_schema(&path_s, schema)
+                })
+                .await??;
                 let all = RowRange {
                     start: 0,
                     end: ckpt.total_rows,
                 };
-                (RowRangeTable::new(ckpt, vec![all]), false, op + 1)
+                (RowRangeTable::new(Arc::new(ckpt), vec![all]), false, op + 1)
             }
         };
         let ops = &recipe.process[first.min(recipe.process.len())..];

@@ -63,13 +63,24 @@ fn every_golden_recipe_matches_data_juicer() {
     let failures: Vec<String> = names
         .iter()
         .filter_map(|name| {
-            std::panic::catch_unwind(|| check(name, &[])).err().map(|e| {
-                let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
-                format!("{name}: {}", msg.unwrap_or_default())
-            })
+            std::panic::catch_unwind(|| check(name, &[]))
+                .err()
+                .map(|e| {
+                    let msg = e
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
+                    format!("{name}: {}", msg.unwrap_or_default())
+                })
         })
         .collect();
-    assert!(failures.is_empty(), "{} of {} golden recipes differ:\n{}", failures.len(), names.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} golden recipes differ:\n{}",
+        failures.len(),
+        names.len(),
+        failures.join("\n")
+    );
 }
 
 /// Row order and global dedup hold whatever the partitioning: the same golden output with the

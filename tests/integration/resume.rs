@@ -540,3 +540,94 @@ fn sigterm_stops_gracefully_and_the_job_resumes() {
     ok(&job.run(&["--resume", "term"]));
     assert_eq!(job.export(), want);
 }
+
+/// Every intermediate storage format and compression checkpoints, resumes from its own files and
+/// gives the same export; `cleanup_all` removes the checkpoints after success.
+#[test]
+fn storage_formats_resume_and_retention() {
+    let reference = Job::new();
+    let (_, want) = fresh(&reference);
+    for (format, compression, ext) in [
+        ("arrow", "none", "arrow"),
+        ("jsonl", "gzip", "jsonl.gz"),
+        ("jsonl", "none", "jsonl"),
+        ("parquet", "gzip", "parquet"),
+    ] {
+        let job = Job::new();
+        let id = format!("fmt_{format}_{compression}");
+        let args = [
+            "--job_id",
+            id.as_str(),
+            "--intermediate_storage.format",
+            format,
+            "--intermediate_storage.compression",
+            compression,
+        ];
+        ok(&job.run(&args));
+        assert_eq!(job.export(), want, "{format}/{compression}");
+        let ck = job.job_dir(&id).join("checkpoints");
+        let name =
+            |op: usize, p: usize| ck.join(format!("checkpoint_op_{op:04}_partition_{p:04}.{ext}"));
+        assert!(name(3, 0).exists(), "{format}/{compression}");
+        // Drop the last two ops' checkpoints of partition 1 and the completion, then resume.
+        std::fs::remove_file(name(3, 1)).unwrap();
+        std::fs::remove_file(name(2, 1)).unwrap();
+        for f in std::fs::read_dir(job.job_dir(&id))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+        {
+            if f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("events_")
+            {
+                let text = std::fs::read_to_string(&f).unwrap();
+                std::fs::write(
+                    &f,
+                    text.lines()
+                        .filter(|l| !l.contains("job_complete"))
+                        .map(|l| format!("{l}\n"))
+                        .collect::<String>(),
+                )
+                .unwrap();
+            }
+        }
+        let mut resume = vec!["--resume", id.as_str()];
+        resume.extend_from_slice(&args[2..]);
+        ok(&job.run(&resume));
+        assert_eq!(job.export(), want, "{format}/{compression} after resume");
+    }
+    let job = Job::new();
+    ok(&job.run(&[
+        "--job_id",
+        "clean",
+        "--intermediate_storage.retention_policy",
+        "cleanup_all",
+    ]));
+    let left: Vec<String> = job.checkpoints("clean").into_keys().collect();
+    assert_eq!(left, ["partitioning_info.json"]);
+}
+
+/// `--job_id` alone is Data-Juicer's soft path: a rerun with a changed recipe clears the
+/// mismatched checkpoints and starts fresh instead of failing.
+#[test]
+fn legacy_job_id_rerun_clears_mismatched_checkpoints() {
+    let job = Job::new();
+    ok(&job.run(&["--job_id", "legacy"]));
+    let before = job.checkpoints("legacy");
+    let recipe = std::fs::read_to_string(job.recipe()).unwrap();
+    std::fs::write(job.recipe(), recipe.replace("min_num: 3", "min_num: 4")).unwrap();
+    let out = job.run(&["--job_id", "legacy"]);
+    ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("clearing checkpoints and starting fresh")
+    );
+    let after = job.checkpoints("legacy");
+    assert_ne!(
+        after["checkpoint_op_0003_partition_0000.parquet"],
+        before["checkpoint_op_0003_partition_0000.parquet"]
+    );
+    // Unchanged recipe: the saved checkpoints are reused as they are.
+    ok(&job.run(&["--job_id", "legacy"]));
+    assert!(job.checkpoints("legacy") == after);
+}

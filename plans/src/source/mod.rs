@@ -129,6 +129,18 @@ impl InputIndex {
         })
     }
 
+    /// Like [`InputIndex::build`], but rows are read with `schema` (missing columns as nulls,
+    /// types cast) instead of the inferred one: checkpoints are read back with the schema the
+    /// plan had at that op, whatever subset of keys a JSON checkpoint happens to contain.
+    pub fn build_with_schema(
+        dataset_path: &str,
+        schema: SchemaRef,
+    ) -> Result<InputIndex, SourceError> {
+        let mut index = InputIndex::build(dataset_path)?;
+        index.schema = schema;
+        Ok(index)
+    }
+
     /// `n` balanced contiguous ranges: the first `rows % n` get one extra row (Data-Juicer's
     /// split). `n` is clamped to `[1, rows]`; an empty input gives one empty range.
     pub fn balanced_ranges(&self, n: usize) -> Vec<RowRange> {
