@@ -226,3 +226,40 @@ fn unknown_operator_is_a_recipe_error() {
     );
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
 }
+
+#[test]
+fn explain_json_has_plans_labelled_with_ops() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dj-plan"))
+        .args(["explain", "configs/partitioned.yaml", "--format", "json"])
+        .current_dir(crate::common::repo())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["executor_type"], "ray_partitioned");
+    assert_eq!(v["partitions"].as_array().unwrap().len(), 4);
+    assert_eq!(v["ops"][4], "#4 document_deduplicator (deduplicator)");
+    let physical: Vec<&str> = v["physical_plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(physical[0].starts_with("CheckpointExec: #5 special_characters_filter -> checkpoint_op_0005_partition_0000.parquet"), "{physical:?}");
+    assert!(physical.iter().any(|l| {
+        l.trim_start()
+            .starts_with("DedupExec: document_deduplicator")
+    }));
+    let logical: Vec<&str> = v["logical_plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        logical
+            .iter()
+            .any(|l| l.trim_start() == "DjOp: #2 text_length_filter (filter)"),
+        "{logical:?}"
+    );
+}

@@ -631,3 +631,33 @@ fn legacy_job_id_rerun_clears_mismatched_checkpoints() {
     ok(&job.run(&["--job_id", "legacy"]));
     assert!(job.checkpoints("legacy") == after);
 }
+
+/// A partition that fails (here: its checkpoint cannot be renamed into place) is reported as
+/// op_failed, partition_failed and job_failed, and the run exits non-zero.
+#[test]
+fn a_failing_partition_is_logged_and_fails_the_job() {
+    let job = Job::new();
+    let blocker = job
+        .job_dir("fail")
+        .join("checkpoints/checkpoint_op_0001_partition_0002.parquet");
+    std::fs::create_dir_all(blocker.join("x")).unwrap();
+    fails_with(
+        &job.run(&["--job_id", "fail"]),
+        "checkpoint_op_0001_partition_0002.parquet",
+    );
+    let ev = events(&job.job_dir("fail"));
+    let of = |kind: &str| {
+        ev.iter()
+            .filter(|e| e["event_type"] == kind)
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        of("partition_failed")
+            .iter()
+            .any(|e| e["partition_id"] == 2 && e["status"] == "failed")
+    );
+    assert!(of("op_failed").iter().any(|e| e["partition_id"] == 2));
+    assert_eq!(of("job_failed").len(), 1);
+    assert!(of("job_complete").is_empty());
+    assert!(!job.path("out/result.jsonl").exists());
+}
