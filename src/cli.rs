@@ -46,14 +46,11 @@ fn load_recipe(path: &std::path::Path, overrides: &[(String, String)]) -> Result
 pub fn run_main() -> ExitCode {
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (kept, overrides) = match split_overrides(
+    let (kept, overrides) = split_overrides(
         &args,
         &["config", "job_id", "resume"],
         &["json", "help", "version"],
-    ) {
-        Ok(x) => x,
-        Err(e) => return finish(Err(anyhow::anyhow!(e))),
-    };
+    );
     let mut flags = RunFlags::parse_from(std::iter::once("dj-run".to_string()).chain(kept));
     flags.overrides = overrides;
     // The command to print for resuming: this one without its --job_id/--resume.
@@ -103,10 +100,7 @@ fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {
 pub fn plan_main() -> ExitCode {
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (kept, overrides) = match split_overrides(&args, &["format"], &["help", "version"]) {
-        Ok(x) => x,
-        Err(e) => return finish(Err(anyhow::anyhow!(e))),
-    };
+    let (kept, overrides) = split_overrides(&args, &["format"], &["help", "version"]);
     let mut flags = PlanFlags::parse_from(std::iter::once("dj-plan".to_string()).chain(kept));
     flags.overrides = overrides;
     finish(plan_cmd(&flags))

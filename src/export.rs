@@ -192,7 +192,7 @@ impl Drop for AtomicFile {
 
 enum Sink {
     Jsonl(BufWriter<File>, String),
-    Parquet(ArrowWriter<File>),
+    Parquet(Box<ArrowWriter<File>>),
 }
 
 struct OpenFile {
@@ -215,14 +215,14 @@ impl OpenFile {
                 let props = WriterProperties::builder()
                     .set_compression(ParquetCompression::SNAPPY)
                     .build();
-                Sink::Parquet(
+                Sink::Parquet(Box::new(
                     ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| {
                         ExportError::Encode {
                             path: path.to_path_buf(),
                             message: e.to_string(),
                         }
                     })?,
-                )
+                ))
             }
         };
         Ok(OpenFile { atomic, sink })

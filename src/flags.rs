@@ -63,13 +63,16 @@ const OVERRIDES_HELP: &str = "Any other --key value pair overrides the recipe, D
 --np 4, --export_path out.jsonl, --partition.mode manual, --partition.num_of_partitions 4, \
 --checkpoint.strategy every_op, --checkpoint.op_names a,b, --<op_name>.<param> value.";
 
+/// Recipe overrides, `(dotted key, value)` in command-line order.
+pub type Overrides = Vec<(String, String)>;
+
 /// Splits `args` (without the program name) into the ones clap parses and recipe overrides.
 /// `own` lists this program's flags that take a value; `switches` those that take none.
 pub fn split_overrides(
     args: &[String],
     own: &[&str],
     switches: &[&str],
-) -> Result<(Vec<String>, Vec<(String, String)>), String> {
+) -> (Vec<String>, Overrides) {
     let mut kept = Vec::new();
     let mut overrides = Vec::new();
     let mut i = 0;
@@ -108,7 +111,7 @@ pub fn split_overrides(
             i += 1;
         }
     }
-    Ok((kept, overrides))
+    (kept, overrides)
 }
 
 #[cfg(test)]
@@ -129,7 +132,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let (kept, o) = split_overrides(&args, &["config"], &["json", "help", "version"]).unwrap();
+        let (kept, o) = split_overrides(&args, &["config"], &["json", "help", "version"]);
         assert_eq!(kept, vec!["--config", "r.yaml", "--json"]);
         assert_eq!(
             o,

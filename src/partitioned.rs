@@ -33,12 +33,11 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
     if let (Some(r), Some(j)) = (
         &opts.resume,
         opts.job_id.as_ref().or(recipe.job_id.as_ref()),
-    ) {
-        if r != j {
-            bail!(
-                "--resume and --job_id must refer to the same job when both are provided (got --resume {r}, --job_id {j})."
-            );
-        }
+    ) && r != j
+    {
+        bail!(
+            "--resume and --job_id must refer to the same job when both are provided (got --resume {r}, --job_id {j})."
+        );
     }
     let user_id = opts
         .resume

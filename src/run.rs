@@ -153,8 +153,8 @@ pub fn should_checkpoint(recipe: &Recipe, op: &OpConfig) -> bool {
         && match c.strategy {
             CheckpointStrategy::Disabled => false,
             CheckpointStrategy::EveryOp => true,
-            CheckpointStrategy::EveryNOps => (op.index + 1) % c.n_ops == 0,
-            CheckpointStrategy::Manual => c.op_names.iter().any(|n| *n == op.name),
+            CheckpointStrategy::EveryNOps => (op.index + 1).is_multiple_of(c.n_ops),
+            CheckpointStrategy::Manual => c.op_names.contains(&op.name),
         }
 }
 

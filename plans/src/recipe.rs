@@ -404,14 +404,14 @@ fn apply_override(root: &mut Yaml, key: &str, value: &str) -> Result<(), RecipeE
     {
         parsed = Yaml::String(value.to_string());
     }
-    if key == "checkpoint.op_names" {
-        if let Yaml::String(s) = &parsed {
-            parsed = Yaml::Sequence(
-                s.split(',')
-                    .map(|p| Yaml::String(p.trim().to_string()))
-                    .collect(),
-            );
-        }
+    if key == "checkpoint.op_names"
+        && let Yaml::String(s) = &parsed
+    {
+        parsed = Yaml::Sequence(
+            s.split(',')
+                .map(|p| Yaml::String(p.trim().to_string()))
+                .collect(),
+        );
     }
     let mut node = root;
     for (i, part) in parts.iter().enumerate() {
@@ -609,10 +609,10 @@ impl Ctx<'_> {
         let Some(v) = map.get(*path.last().unwrap()).filter(|v| !v.is_null()) else {
             return Ok(None);
         };
-        if let Some(s) = v.as_str() {
-            if s.trim().eq_ignore_ascii_case("auto") {
-                return Ok(Some(None));
-            }
+        if let Some(s) = v.as_str()
+            && s.trim().eq_ignore_ascii_case("auto")
+        {
+            return Ok(Some(None));
         }
         match v
             .as_u64()

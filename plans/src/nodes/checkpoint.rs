@@ -372,11 +372,11 @@ impl Stream for CheckpointStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         match self.inner.as_mut().poll_next(cx) {
             Poll::Ready(Some(Ok(batch))) => {
-                if let Some(w) = self.writer.as_mut() {
-                    if let Err(e) = w.write(&batch) {
-                        self.writer = None;
-                        return Poll::Ready(Some(Err(e)));
-                    }
+                if let Some(w) = self.writer.as_mut()
+                    && let Err(e) = w.write(&batch)
+                {
+                    self.writer = None;
+                    return Poll::Ready(Some(Err(e)));
                 }
                 self.rows += batch.num_rows() as u64;
                 Poll::Ready(Some(Ok(batch)))

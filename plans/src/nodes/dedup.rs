@@ -340,10 +340,10 @@ impl DisplayAs for DedupExec {
 /// 128-bit key of a hash value: the value itself when it is 32 hex digits (an MD5), else a
 /// BLAKE3 digest prefix of its bytes.
 fn key_of(value: &str) -> u128 {
-    if value.len() == 32 {
-        if let Ok(k) = u128::from_str_radix(value, 16) {
-            return k;
-        }
+    if value.len() == 32
+        && let Ok(k) = u128::from_str_radix(value, 16)
+    {
+        return k;
     }
     let d = blake3::hash(value.as_bytes());
     u128::from_le_bytes(d.as_bytes()[..16].try_into().unwrap())

@@ -153,7 +153,7 @@ pub fn index(
     let mut failure: Option<SourceError> = None;
     let iter = std::iter::from_fn(|| match lines.next_row(path) {
         Ok(Some((offset, line))) => {
-            if rows % SEEK_EVERY == 0 {
+            if rows.is_multiple_of(SEEK_EVERY) {
                 seek_points.push(SeekPoint {
                     row: rows,
                     offset,
@@ -252,10 +252,10 @@ pub fn read_range(
         let values = load_array(path, file.compression)?;
         for chunk in values[start as usize..end as usize].chunks(BATCH_ROWS) {
             decoder.serialize(chunk).map_err(|e| decode_err(0, e))?;
-            if let Some(b) = decoder.flush().map_err(|e| decode_err(0, e))? {
-                if !emit(b) {
-                    return Ok(());
-                }
+            if let Some(b) = decoder.flush().map_err(|e| decode_err(0, e))?
+                && !emit(b)
+            {
+                return Ok(());
             }
         }
         return Ok(());
@@ -313,10 +313,10 @@ pub fn read_range(
         rows += 1;
         bytes += lines.buf.len();
         if rows >= BATCH_ROWS || bytes >= BATCH_BYTES {
-            if let Some(b) = decoder.flush().map_err(|e| decode_err(line, e))? {
-                if !emit(b) {
-                    return Ok(());
-                }
+            if let Some(b) = decoder.flush().map_err(|e| decode_err(line, e))?
+                && !emit(b)
+            {
+                return Ok(());
             }
             (rows, bytes) = (0, 0);
         }
