@@ -12,4 +12,5 @@ pub mod flags;
 pub mod job;
 pub mod partitioned;
 pub mod partitioning;
+pub mod progress;
 pub mod run;

@@ -279,6 +279,8 @@ fn completed(paths: &JobPaths, job_id: &str) -> Option<RunReport> {
             already_complete: true,
         }),
         resumed_partitions: 0,
+        concurrency_limit: 0,
+        peak_concurrency: 0,
     })
 }
 

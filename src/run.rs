@@ -58,6 +58,9 @@ pub struct RunReport {
     pub job: Option<JobReport>,
     /// Partitions that resumed from a checkpoint (their earlier ops did not run again).
     pub resumed_partitions: usize,
+    /// The `max_concurrent_partitions` limit, and the most partitions that ran at once.
+    pub concurrency_limit: usize,
+    pub peak_concurrency: usize,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -364,6 +367,20 @@ pub(crate) async fn execute(
     let session = planner::session(1);
     let plans = plan_partitions(recipe, index, ranges, starts, &barriers, job, &session).await?;
     let events = job.map(|j| j.events.clone());
+    let watched = plans
+        .iter()
+        .map(|p| crate::progress::Watched {
+            partition: p.partition,
+            counters: p.compiled.counters.clone(),
+            // Rows a partition reads: its range, or its checkpoint's rows (unknown here: 0 = not shown).
+            rows: if matches!(starts[p.partition], Start::Input) {
+                ranges[p.partition].len()
+            } else {
+                0
+            },
+        })
+        .collect();
+    let progress = crate::progress::start(watched);
     let mut tasks = tokio::task::JoinSet::new();
     for plan in plans {
         let (ctx, concurrency, events) = (session.task_ctx(), concurrency.clone(), events.clone());
@@ -406,6 +423,7 @@ pub(crate) async fn execute(
         let (p, staged, plan) = joined.context("partition task failed")??;
         done[p] = Some((staged, plan));
     }
+    drop(progress);
     let done: Vec<(Staged, PartitionPlan)> = done
         .into_iter()
         .map(|d| d.expect("every partition ran"))
@@ -429,7 +447,7 @@ pub(crate) async fn execute(
         .iter()
         .filter(|s| matches!(s, Start::Checkpoint { .. }))
         .count();
-    Ok(report(
+    let mut report = report(
         recipe,
         index,
         &done,
@@ -437,7 +455,10 @@ pub(crate) async fn execute(
         export_files,
         started.elapsed(),
         resumed,
-    ))
+    );
+    report.concurrency_limit = concurrency_limit(recipe, n);
+    report.peak_concurrency = concurrency.peak();
+    Ok(report)
 }
 
 fn log_partition_end(
@@ -535,6 +556,8 @@ fn report(
         elapsed,
         job: None,
         resumed_partitions,
+        concurrency_limit: 0,
+        peak_concurrency: 0,
     }
 }
 

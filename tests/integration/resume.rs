@@ -661,3 +661,32 @@ fn a_failing_partition_is_logged_and_fails_the_job() {
     assert!(of("job_complete").is_empty());
     assert!(!job.path("out/result.jsonl").exists());
 }
+
+/// `max_concurrent_partitions` really bounds how many partitions run at once.
+#[test]
+fn max_concurrent_partitions_is_enforced() {
+    for (setting, np, want) in [
+        ("1", "2", 1),
+        ("3", "4", 3),
+        ("auto", "2", 2),
+        ("auto", "8", 4),
+    ] {
+        let job = Job::new();
+        let recipe = crate::common::load(
+            Path::new(&job.recipe()),
+            &[
+                ("partition.num_of_partitions", "8"),
+                ("partition.max_concurrent_partitions", setting),
+                ("np", np),
+                ("checkpoint.strategy", "disabled"),
+            ],
+        );
+        let report = crate::common::run_recipe(&recipe);
+        assert_eq!(report.concurrency_limit, want, "{setting} with np {np}");
+        assert!(
+            report.peak_concurrency >= 1 && report.peak_concurrency <= want,
+            "{setting}: peak {}",
+            report.peak_concurrency
+        );
+    }
+}

@@ -52,6 +52,7 @@ pub struct DedupBarrier {
 pub struct Concurrency {
     semaphore: Arc<Semaphore>,
     slots: Vec<Mutex<Option<OwnedSemaphorePermit>>>,
+    peak: std::sync::atomic::AtomicUsize,
 }
 
 impl Concurrency {
@@ -59,6 +60,7 @@ impl Concurrency {
         Arc::new(Concurrency {
             semaphore: Arc::new(Semaphore::new(limit.max(1))),
             slots: (0..partitions).map(|_| Mutex::new(None)).collect(),
+            peak: Default::default(),
         })
     }
 
@@ -71,6 +73,8 @@ impl Concurrency {
             .await
             .expect("semaphore never closed");
         *self.slots[p].lock().unwrap() = Some(permit);
+        self.peak
+            .fetch_max(self.running(), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Gives partition `p`'s permit back.
@@ -78,7 +82,12 @@ impl Concurrency {
         self.slots[p].lock().unwrap().take();
     }
 
-    /// How many partitions run now (for tests of the limit).
+    /// The most partitions that ever ran at once.
+    pub fn peak(&self) -> usize {
+        self.peak.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many partitions run now.
     pub fn running(&self) -> usize {
         self.slots
             .iter()
