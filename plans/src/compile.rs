@@ -172,12 +172,11 @@ fn check_text_column(schema: &DFSchema, op: &OpConfig) -> Result<(), CompileErro
             entry: op.index + 1,
             op: op.name.clone(),
             column: name.to_string(),
-            available: schema
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
+            available: if schema.fields().is_empty() {
+                "none (the input has no rows)".to_string()
+            } else {
+                schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ")
+            },
         })?;
     match field.data_type() {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(()),

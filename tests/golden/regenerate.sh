@@ -65,6 +65,8 @@ done
 
 VENV_PY=${DJ_REFERENCE_HOME:-$HOME/.cache/dj-reference}/venv-${DJ_REFERENCE_VERSION:-1.6.1}/bin/python
 if [ -x "$VENV_PY" ]; then
+  # verify_goldens.py models the first ten ops on corpus.jsonl only; later goldens are checked by
+  # the Rust golden test.
   if (cd /tmp && "$VENV_PY" "$OLDPWD/$GOLD/verify_goldens.py" > "$SCRATCH/verify.log" 2>&1); then
     echo "verify_goldens.py: all goldens re-derived byte for byte"
   else

@@ -1,8 +1,10 @@
 //! Filters: a stat per sample into `__dj__stats__`, and a range that keeps samples.
 
 pub mod length;
+pub mod lines;
 pub mod ratio;
 pub mod repetition;
+pub mod words;
 
 /// The filters, in registry order.
 pub fn specs() -> Vec<crate::registry::OpSpec> {
@@ -12,6 +14,9 @@ pub fn specs() -> Vec<crate::registry::OpSpec> {
         ratio::alphanumeric_spec(),
         ratio::special_characters_spec(),
         repetition::character_repetition_spec(),
+        words::word_repetition_spec(),
+        lines::average_line_length_spec(),
+        lines::maximum_line_length_spec(),
     ]
 }
 

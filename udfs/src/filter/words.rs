@@ -1,0 +1,349 @@
+//! Word-level filters: `word_repetition_filter`.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::filter::build_filter;
+use crate::operator::Operator;
+use crate::params::{ParamError, ParamSpec, ParamType, Params};
+use crate::registry::{OpKind, OpSpec};
+use crate::text::{special_characters, words_from_document, words_refinement};
+use crate::udf::{StatType, StatValue, TextStat};
+
+/// The words Data-Juicer's word filters see without a tokenizer: split on ASCII space, `\n` and
+/// `\t`, lower-cased (Python `str.lower()`), `SPECIAL_CHARACTERS` stripped from both ends, empty
+/// words dropped.
+pub fn refined_words(text: &str) -> Vec<Cow<'_, str>> {
+    words_refinement(words_from_document(text), true, Some(special_characters())).collect()
+}
+
+/// `word_repetition_filter`'s `word_rep_ratio` with n-gram length `n` (> 0): over the refined words
+/// (see [`refined_words`]), count every overlapping n-gram of words; return the share of n-gram
+/// occurrences whose n-gram occurs more than once, `sum(counts > 1) / sum(counts)`; 0.0 when there
+/// are fewer than `n` words.
+///
+/// Data-Juicer keys the n-grams by `" ".join(words)`; a refined word never contains a space and is
+/// never empty, so that join is injective and comparing the word sequences is the same thing.
+pub fn word_rep_ratio(text: &str, n: usize) -> f64 {
+    assert!(n > 0, "rep_len must be positive");
+    let words = refined_words(text);
+    if words.len() < n {
+        return 0.0;
+    }
+    // Intern the words, then count windows of ids.
+    let mut ids: HashMap<&str, u32> = HashMap::with_capacity(words.len());
+    let seq: Vec<u32> = words
+        .iter()
+        .map(|w| {
+            let next = ids.len() as u32;
+            *ids.entry(w.as_ref()).or_insert(next)
+        })
+        .collect();
+    let total = seq.len() - n + 1;
+    let mut freq: HashMap<&[u32], u32> = HashMap::with_capacity(total);
+    for gram in seq.windows(n) {
+        *freq.entry(gram).or_insert(0) += 1;
+    }
+    let repeated: u64 = freq.values().filter(|&&c| c > 1).map(|&c| c as u64).sum();
+    repeated as f64 / total as f64
+}
+
+#[derive(Debug)]
+struct WordRepRatio {
+    n: usize,
+}
+
+impl TextStat for WordRepRatio {
+    fn stat_type(&self) -> StatType {
+        StatType::Float64
+    }
+    fn compute(&self, text: &str) -> StatValue {
+        StatValue::Float(word_rep_ratio(text, self.n))
+    }
+}
+
+/// Rejects `tokenization: true` (Data-Juicer loads a SentencePiece model for `lang`).
+fn reject_tokenization(p: &Params) -> Result<(), ParamError> {
+    if p.bool("tokenization") {
+        return Err(p.invalid(
+            "tokenization",
+            "needs a SentencePiece model, not supported yet",
+        ));
+    }
+    Ok(())
+}
+
+pub fn word_repetition_spec() -> OpSpec {
+    OpSpec {
+        name: "word_repetition_filter",
+        kind: OpKind::Filter,
+        params: || {
+            vec![
+                ParamSpec::new(
+                    "lang",
+                    ParamType::Str,
+                    json!("en"),
+                    "sample language (used by tokenization)",
+                ),
+                ParamSpec::new(
+                    "tokenization",
+                    ParamType::Bool,
+                    json!(false),
+                    "split words with a SentencePiece model (not supported yet)",
+                ),
+                ParamSpec::new(
+                    "rep_len",
+                    ParamType::Int,
+                    json!(10),
+                    "word n-gram length (positive)",
+                ),
+                ParamSpec::new(
+                    "min_ratio",
+                    ParamType::Float,
+                    json!(0.0),
+                    "minimum repetition ratio",
+                ),
+                ParamSpec::new(
+                    "max_ratio",
+                    ParamType::Float,
+                    json!(0.5),
+                    "maximum repetition ratio",
+                ),
+            ]
+        },
+        build: build_word_repetition,
+        doc: "Keep samples whose word n-gram repetition ratio (words lower-cased and stripped of \
+              special characters) is within [min_ratio, max_ratio]. tokenization=true needs a \
+              SentencePiece model and is rejected.",
+    }
+}
+
+fn build_word_repetition(p: &Params) -> Result<Operator, ParamError> {
+    reject_tokenization(p)?;
+    // pydantic PositiveInt in Data-Juicer.
+    let n = match p.int("rep_len") {
+        Some(n) if n > 0 => n as usize,
+        Some(n) => return Err(p.invalid("rep_len", format!("must be a positive integer, got {n}"))),
+        None => return Err(p.invalid("rep_len", "must be a positive integer, got null")),
+    };
+    Ok(build_filter(
+        p,
+        "word_rep_ratio",
+        Arc::new(WordRepRatio { n }),
+        p.float("min_ratio"),
+        p.float("max_ratio"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapper::test_support::{big_texts, build, float_stats};
+    use serde_json::json;
+
+    const REP_LENS: [usize; 4] = [10, 1, 2, 3];
+
+    /// (text, word_rep_ratio for rep_len 10, 1, 2, 3), WordRepetitionFilter in Data-Juicer 1.6.1.
+    const CASES: &[(&str, [f64; 4])] = &[
+        ("", [0.0, 0.0, 0.0, 0.0]),
+        ("   ", [0.0, 0.0, 0.0, 0.0]),
+        ("\t\n", [0.0, 0.0, 0.0, 0.0]),
+        ("Hello world!", [0.0, 0.0, 0.0, 0.0]),
+        ("Hello, world! This is a test.", [0.0, 0.0, 0.0, 0.0]),
+        ("a - b -- c ... d", [0.0, 0.0, 0.0, 0.0]),
+        ("数据处理 是 一个 测试。", [0.0, 0.0, 0.0, 0.0]),
+        ("e\u{301} cafe\u{301} naïve", [0.0, 0.0, 0.0, 0.0]),
+        ("😀 😀😀 hi😀 🇨🇳 👍🏽", [0.0, 0.0, 0.0, 0.0]),
+        ("مرحبا بالعالم، كيف حالك؟", [0.0, 0.0, 0.0, 0.0]),
+        (
+            "full\u{3000}width\u{3000}space ｆｕｌｌ",
+            [0.0, 0.0, 0.0, 0.0],
+        ),
+        ("nbsp\u{a0}inside word\u{2003}em", [0.0, 0.0, 0.0, 0.0]),
+        ("x\u{1c}y\u{1d}z\u{1e}\u{1f}", [0.0, 0.0, 0.0, 0.0]),
+        ("123 456 7.8 9,0", [0.0, 0.0, 0.0, 0.0]),
+        ("__init__ --flag", [0.0, 0.0, 0.0, 0.0]),
+        ("\u{200b}\u{200b}zero\u{200b} width", [0.0, 0.0, 0.0, 0.0]),
+        ("‘quoted’ “double” «guillemets»", [0.0, 0.0, 0.0, 0.0]),
+        ("Ⅷ ² ½ ١٢٣ ３", [0.0, 0.0, 0.0, 0.0]),
+        ("ǅ ǈ ß ǲ", [0.0, 0.0, 0.0, 0.0]),
+        ("\u{301}\u{301}", [0.0, 0.0, 0.0, 0.0]),
+        (
+            "line1\nline2\rline3\r\nline4",
+            [0.0, 0.6666666666666666, 0.0, 0.0],
+        ),
+        ("①②③ ⑴ ⒈", [0.0, 0.0, 0.0, 0.0]),
+        ("aaaaaaaaa b", [0.0, 0.0, 0.0, 0.0]),
+        (
+            "the the the the the the the the the the the the the the",
+            [1.0, 1.0, 1.0, 1.0],
+        ),
+        ("abcabcabcabcabcabcabcabcabcabcabc", [0.0, 0.0, 0.0, 0.0]),
+        (
+            "abababababababababababababababababababab",
+            [0.0, 0.0, 0.0, 0.0],
+        ),
+        ("中文中文中文中文中文中文中文", [0.0, 0.0, 0.0, 0.0]),
+        ("🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂", [0.0, 0.0, 0.0, 0.0]),
+        ("שלום עולם!", [0.0, 0.0, 0.0, 0.0]),
+        ("\u{1e030}\u{11bf0} new", [0.0, 0.0, 0.0, 0.0]),
+        ("\u{11db0}\u{11de0} u17", [0.0, 0.0, 0.0, 0.0]),
+        ("ก\u{e34}น ข\u{e49}าว", [0.0, 0.0, 0.0, 0.0]),
+        (
+            "#1 (see: [x]) {y} <z> ~w~ |v| ^u^ `t` @s $r %q &p *o +n =m",
+            [0.0, 0.0, 0.0, 0.0],
+        ),
+        ("tab\tsep\tvalues\t", [0.0, 0.0, 0.0, 0.0]),
+        ("ａｂｃ！？。、", [0.0, 0.0, 0.0, 0.0]),
+        ("�\u{fffc}\u{ad}\u{feff}", [0.0, 0.0, 0.0, 0.0]),
+        (
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+            [0.0, 0.0, 0.0, 0.0],
+        ),
+        ("The the THE tHe", [0.0, 1.0, 1.0, 1.0]),
+        ("Hello, hello! HELLO. (hello)", [0.0, 1.0, 1.0, 1.0]),
+        (
+            "\u{130}stanbul istanbul \u{130}STANBUL",
+            [0.0, 0.6666666666666666, 0.0, 0.0],
+        ),
+        ("ΣΑΣ σας Σας", [0.0, 1.0, 1.0, 0.0]),
+        ("a\u{a0}b a\u{a0}b a b", [0.0, 0.5, 0.0, 0.0]),
+        ("... --- ... !!!", [0.0, 0.0, 0.0, 0.0]),
+        ("x\ry x\ry x y", [0.0, 0.5, 0.0, 0.0]),
+        (
+            "one two three one two three one two three",
+            [0.0, 1.0, 1.0, 1.0],
+        ),
+        (
+            "a b c d e f g h i j a b c d e f g h i j k",
+            [
+                0.16666666666666666,
+                0.9523809523809523,
+                0.9,
+                0.8421052631578947,
+            ],
+        ),
+        (
+            "a b c d e f g h i j k l m n o p q r s t u v w x y z",
+            [0.0, 0.0, 0.0, 0.0],
+        ),
+        ("中文 中文 中文", [0.0, 1.0, 1.0, 0.0]),
+        ("😀word 😀word word😀 word", [0.0, 1.0, 1.0, 1.0]),
+        ("ﬁne FINE ﬁne", [0.0, 0.6666666666666666, 0.0, 0.0]),
+        ("ß SS ss ẞ", [0.0, 1.0, 0.0, 0.0]),
+        ("\u{2028}a\u{2028} a", [0.0, 0.0, 0.0, 0.0]),
+        ("a\u{3000}b a\u{3000}b", [0.0, 1.0, 0.0, 0.0]),
+        ("1 2 3 1 2 3", [0.0, 0.0, 0.0, 0.0]),
+        ("a1 a1 a1 b2", [0.0, 0.75, 0.6666666666666666, 0.0]),
+        ("the\tcat\nthe\tcat\nthe cat", [0.0, 1.0, 1.0, 1.0]),
+        (
+            "spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam",
+            [1.0, 1.0, 1.0, 1.0],
+        ),
+        (
+            "w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1 w2 w3 w4 w5 w6 w0 w1",
+            [1.0, 1.0, 1.0, 1.0],
+        ),
+    ];
+
+    /// word_rep_ratio of `big_texts()` and the two [`words_big`] texts (rows) for rep_len 10, 1,
+    /// 2, 3 (columns).
+    const BIG: [[f64; 4]; 5] = [
+        [1.0, 1.0, 1.0, 1.0],
+        [0.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 0.27914263808793627, 0.0007333822254816988],
+        [0.0, 1.0, 0.27914263808793627, 0.0007333822254816988],
+    ];
+
+    /// 30000 words `w{(x >> 16) % 300}x` from the LCG `x = (x * 1103515245 + 12345) % 2**31` (x0 = 1),
+    /// joined by spaces, and its upper-cased copy with the spaces replaced by newlines.
+    fn words_big() -> [String; 2] {
+        let mut x = 1u64;
+        let a: Vec<String> = (0..30000)
+            .map(|_| {
+                x = (x * 1103515245 + 12345) % (1 << 31);
+                format!("w{}x", (x >> 16) % 300)
+            })
+            .collect();
+        let a = a.join(" ");
+        let b = a.to_uppercase().replace(' ', "\n");
+        [a, b]
+    }
+
+    #[test]
+    fn word_rep_ratio_matches_data_juicer() {
+        assert!(CASES.len() > 50);
+        for (text, want) in CASES {
+            for (n, want) in REP_LENS.iter().zip(want) {
+                assert_eq!(word_rep_ratio(text, *n), *want, "rep_len {n} text {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_texts() {
+        let [l, c, x] = big_texts();
+        let [a, b] = words_big();
+        for (text, want) in [l, c, x, a, b].iter().zip(BIG) {
+            for (n, want) in REP_LENS.iter().zip(want) {
+                assert_eq!(word_rep_ratio(text, *n), want, "rep_len {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn refined_words_lower_and_strip() {
+        assert_eq!(
+            refined_words("  The, (QUICK) brown\tfox!\n... 42 ΣΑΣ"),
+            vec!["the", "quick", "brown", "fox", "σας"]
+        );
+        assert!(refined_words("").is_empty());
+        assert!(refined_words(" \t\n ").is_empty());
+    }
+
+    #[test]
+    fn through_udf_and_params() {
+        let op = build(
+            "word_repetition_filter",
+            json!({"rep_len": 2, "max_ratio": 0.9, "lang": "zh"}),
+        )
+        .unwrap();
+        let Operator::Filter(f) = &op else { panic!() };
+        assert_eq!(f.stat_key, "word_rep_ratio");
+        assert_eq!((f.range.min, f.range.max), (Some(0.0), Some(0.9)));
+        // "a b a b c": bigrams ab ba ab bc -> "a b" x2 repeated -> 2/4. "x y x y x y z": bigrams
+        // xy yx xy yx xy yz -> 5/6 = 0.8333333333333334, 0.8333333333 after the ujson round trip.
+        assert_eq!(word_rep_ratio("x y x y x y z", 2), 0.8333333333333334);
+        assert_eq!(
+            float_stats(
+                &op,
+                &[Some("a b a b c"), Some("x y x y x y z"), Some("a"), None]
+            ),
+            vec![Some(0.5), Some(0.8333333333), Some(0.0), None]
+        );
+        let Operator::Filter(f) = build("word_repetition_filter", json!({})).unwrap() else {
+            panic!()
+        };
+        assert_eq!((f.range.min, f.range.max), (Some(0.0), Some(0.5)));
+
+        let e = build("word_repetition_filter", json!({"tokenization": true})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "parameter `tokenization` of word_repetition_filter: needs a SentencePiece model, \
+             not supported yet"
+        );
+        for bad in [json!(0), json!(-3), json!(null)] {
+            let e = build("word_repetition_filter", json!({"rep_len": bad})).unwrap_err();
+            assert_eq!(e.param(), "rep_len");
+            assert!(matches!(e, ParamError::Invalid { .. }), "{e:?}");
+        }
+        let e = build("word_repetition_filter", json!({"rep_len": 2.5})).unwrap_err();
+        assert!(matches!(e, ParamError::WrongType { .. }), "{e:?}");
+        let e = build("word_repetition_filter", json!({"lang": 1})).unwrap_err();
+        assert!(matches!(e, ParamError::WrongType { .. }), "{e:?}");
+    }
+}
