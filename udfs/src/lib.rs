@@ -14,7 +14,7 @@ pub mod registry;
 pub mod text;
 pub mod udf;
 
-pub use operator::{DedupOp, FilterOp, Operator, StatRange};
+pub use operator::{DedupKind, DedupOp, FilterOp, Operator, StatRange};
 pub use params::{ParamError, ParamSpec, ParamType, Params};
 pub use registry::{OpKind, OpSpec, lookup, registry};
 

@@ -81,12 +81,23 @@ impl StatRange {
     }
 }
 
-/// A deduplicator: a UDF computing the hash column from the text; rows with equal hashes are
-/// duplicates and the first in dataset order is kept.
+/// A deduplicator: a UDF computing the hash column from the text, and how rows with related
+/// hashes form clusters; one row per cluster survives.
 #[derive(Debug, Clone)]
 pub struct DedupOp {
     pub hash_column: &'static str,
     pub hash_udf: Arc<ScalarUDF>,
+    pub kind: DedupKind,
+}
+
+/// How a deduplicator's hash column clusters rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DedupKind {
+    /// Utf8 hash: equal hashes are duplicates; the first row in input order is kept.
+    Exact,
+    /// `List<Binary>` of LSH band keys (`__dj__minhash`): rows sharing any band key are
+    /// connected; of each connected component the row with the smallest input index is kept.
+    MinHashBands,
 }
 
 #[cfg(test)]

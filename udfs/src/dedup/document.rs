@@ -121,6 +121,7 @@ fn build_document_deduplicator(p: &Params) -> Result<Operator, ParamError> {
     Ok(Operator::Deduplicator(DedupOp {
         hash_column: HASH_COLUMN,
         hash_udf: MapperUdf::new_udf(id, Arc::new(hash)),
+        kind: crate::DedupKind::Exact,
     }))
 }
 
