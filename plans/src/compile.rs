@@ -13,7 +13,7 @@ use datafusion::common::{Column, DFSchema, DataFusionError};
 use datafusion::datasource::{TableProvider, provider_as_source};
 use datafusion::functions::core::expr_fn::{get_field, named_struct};
 use datafusion::logical_expr::{Expr, Extension, LogicalPlan, LogicalPlanBuilder, lit};
-use dj_udfs::{HASH_COLUMN, Operator, PY_MAXSIZE, STATS_COLUMN, StatRange};
+use dj_udfs::{Operator, PY_MAXSIZE, STATS_COLUMN, StatRange};
 
 use crate::nodes::dedup::{Concurrency, DedupBarrier};
 use crate::nodes::{
@@ -88,13 +88,13 @@ pub fn barriers_for(
     concurrency: Option<&Arc<Concurrency>>,
 ) -> BTreeMap<usize, Arc<DedupBarrier>> {
     ops.iter()
-        .filter(|o| matches!(o.operator, Operator::Deduplicator(_)))
-        .map(|o| {
-            let dir = dir.map(|d| d.to_path_buf());
-            (
-                o.index,
-                DedupBarrier::new(o.index, partitions, dir, concurrency.cloned()),
-            )
+        .filter_map(|o| match &o.operator {
+            Operator::Deduplicator(d) => {
+                let dir = dir.map(|d| d.to_path_buf());
+                let barrier = DedupBarrier::new(o.index, d.kind, partitions, dir, concurrency.cloned());
+                Some((o.index, barrier))
+            }
+            _ => None,
         })
         .collect()
 }
@@ -316,7 +316,7 @@ fn compile_op(
                     input: hashed,
                     index: op.index,
                     op_name: op.name.clone(),
-                    hash_column: HASH_COLUMN.to_string(),
+                    hash_column: d.hash_column.to_string(),
                     partition: ctx.partition,
                     barrier: ctx
                         .barriers

@@ -323,7 +323,8 @@ fn describe_value(v: &Value) -> String {
     }
 }
 
-/// Up to three names from `candidates` closest to `name` (Jaro-Winkler similarity >= 0.7).
+/// Up to three names from `candidates` closest to `name`: Jaro-Winkler similarity >= 0.7 and
+/// within 0.05 of the best match.
 pub fn closest_names(name: &str, candidates: &[&str]) -> Vec<String> {
     let mut scored: Vec<(f64, &str)> = candidates
         .iter()
@@ -331,8 +332,11 @@ pub fn closest_names(name: &str, candidates: &[&str]) -> Vec<String> {
         .filter(|(s, _)| *s >= 0.7)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // Only names about as close as the best one: a clear typo gets one suggestion.
+    let best = scored.first().map(|s| s.0).unwrap_or(0.0);
     scored
         .into_iter()
+        .take_while(|(s, _)| *s >= best - 0.05)
         .take(3)
         .map(|(_, c)| c.to_string())
         .collect()

@@ -173,8 +173,7 @@ mod tests {
         let e = resolve("text_lenght_filter").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown operator `text_lenght_filter`; did you mean text_length_filter, \
-             maximum_line_length_filter?"
+            "unknown operator `text_lenght_filter`; did you mean text_length_filter?"
         );
     }
 

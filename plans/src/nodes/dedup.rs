@@ -28,14 +28,93 @@ use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions,
 };
+use dj_udfs::DedupKind;
 use futures::StreamExt;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
-/// Keys of one partition's rows entering the dedup; `None` for a null hash (never a duplicate).
-pub type Keys = Vec<Option<u128>>;
+/// Keys of one partition's rows entering the dedup, flat: row `i` has
+/// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
+/// dedup has one key per row; MinHash one per LSH band.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Keys {
+    offsets: Vec<u32>,
+    keys: Vec<u128>,
+}
+
+impl Keys {
+    fn new() -> Self {
+        Keys { offsets: vec![0], keys: Vec::new() }
+    }
+    fn push_row(&mut self, row: impl IntoIterator<Item = u128>) {
+        self.keys.extend(row);
+        self.offsets.push(self.keys.len() as u32);
+    }
+    pub fn rows(&self) -> usize {
+        self.offsets.len() - 1
+    }
+    fn row(&self, i: usize) -> &[u128] {
+        &self.keys[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+}
+
+/// The keep decision over all partitions' keys, in partition order then row order.
+fn decide(kind: DedupKind, parts: &[Keys]) -> Vec<Vec<bool>> {
+    match kind {
+        DedupKind::Exact => {
+            let mut seen: HashSet<u128> = HashSet::new();
+            parts.iter().map(|k| (0..k.rows()).map(|i| k.row(i).iter().all(|key| seen.insert(*key))).collect()).collect()
+        }
+        DedupKind::MinHashBands => {
+            // Union-find over global row indices; a bucket's rows join its first (smallest)
+            // row, roots are always the smallest index, and a row survives iff it is its root.
+            let total: usize = parts.iter().map(Keys::rows).sum();
+            let mut parent: Vec<u32> = (0..total as u32).collect();
+            fn find(parent: &mut [u32], mut x: u32) -> u32 {
+                while parent[x as usize] != x {
+                    parent[x as usize] = parent[parent[x as usize] as usize];
+                    x = parent[x as usize];
+                }
+                x
+            }
+            let mut first: std::collections::HashMap<u128, u32> = std::collections::HashMap::new();
+            let mut global = 0u32;
+            for k in parts {
+                for i in 0..k.rows() {
+                    for key in k.row(i) {
+                        match first.entry(*key) {
+                            std::collections::hash_map::Entry::Vacant(v) => {
+                                v.insert(global);
+                            }
+                            std::collections::hash_map::Entry::Occupied(o) => {
+                                let (a, b) = (find(&mut parent, *o.get()), find(&mut parent, global));
+                                let (lo, hi) = (a.min(b), a.max(b));
+                                parent[hi as usize] = lo;
+                            }
+                        }
+                    }
+                    global += 1;
+                }
+            }
+            let mut g = 0u32;
+            parts
+                .iter()
+                .map(|k| {
+                    (0..k.rows())
+                        .map(|_| {
+                            let keep = find(&mut parent, g) == g;
+                            g += 1;
+                            keep
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+    }
+}
 
 /// The meeting point of all partitions at one dedup op.
 pub struct DedupBarrier {
+    kind: DedupKind,
     partitions: usize,
     /// Where keys are persisted (`dedup_keys_op_XXXX_partition_YYYY.bin`), if anywhere.
     dir: Option<PathBuf>,
@@ -113,11 +192,13 @@ impl fmt::Debug for DedupBarrier {
 impl DedupBarrier {
     pub fn new(
         op_index: usize,
+        kind: DedupKind,
         partitions: usize,
         dir: Option<PathBuf>,
         concurrency: Option<Arc<Concurrency>>,
     ) -> Arc<Self> {
         Arc::new(DedupBarrier {
+            kind,
             partitions,
             dir,
             op_index,
@@ -158,19 +239,8 @@ impl DedupBarrier {
         let mut st = self.state.lock().unwrap();
         st.keys[p] = Some(keys);
         if st.keys.iter().all(Option::is_some) && st.keep.is_none() {
-            let mut seen: HashSet<u128> = HashSet::new();
-            let keep = st
-                .keys
-                .iter()
-                .map(|k| {
-                    k.as_ref()
-                        .unwrap()
-                        .iter()
-                        .map(|k| k.is_none_or(|k| seen.insert(k)))
-                        .collect()
-                })
-                .collect();
-            st.keep = Some(Arc::new(keep));
+            let parts: Vec<Keys> = st.keys.iter().map(|k| k.clone().unwrap()).collect();
+            st.keep = Some(Arc::new(decide(self.kind, &parts)));
             self.notify.notify_waiters();
         }
     }
@@ -199,16 +269,15 @@ impl DedupBarrier {
     }
 }
 
+/// Key file: per row a little-endian u32 key count, then the 16-byte keys.
 fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()> {
     let tmp = path.with_extension("bin.tmp");
     let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-    for k in keys {
-        match k {
-            Some(k) => {
-                w.write_all(&[1])?;
-                w.write_all(&k.to_le_bytes())?;
-            }
-            None => w.write_all(&[0; 17])?,
+    for i in 0..keys.rows() {
+        let row = keys.row(i);
+        w.write_all(&(row.len() as u32).to_le_bytes())?;
+        for k in row {
+            w.write_all(&k.to_le_bytes())?;
         }
     }
     let f = w.into_inner().map_err(|e| e.into_error())?;
@@ -223,16 +292,19 @@ fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()>
 fn read_keys(path: &std::path::Path) -> std::io::Result<Keys> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)?.read_to_end(&mut bytes)?;
-    if bytes.len() % 17 != 0 {
-        return Err(std::io::Error::other(format!(
-            "{}: truncated dedup key file",
-            path.display()
-        )));
+    let truncated = || std::io::Error::other(format!("{}: truncated dedup key file", path.display()));
+    let mut keys = Keys::new();
+    let mut rest = bytes.as_slice();
+    while !rest.is_empty() {
+        let (n, tail) = rest.split_first_chunk::<4>().ok_or_else(truncated)?;
+        let n = u32::from_le_bytes(*n) as usize;
+        if tail.len() < n * 16 {
+            return Err(truncated());
+        }
+        keys.push_row(tail[..n * 16].chunks_exact(16).map(|c| u128::from_le_bytes(c.try_into().unwrap())));
+        rest = &tail[n * 16..];
     }
-    Ok(bytes
-        .chunks_exact(17)
-        .map(|c| (c[0] == 1).then(|| u128::from_le_bytes(c[1..].try_into().unwrap())))
-        .collect())
+    Ok(keys)
 }
 
 /// Logical global dedup after op `index`, for logical partition `partition`.
@@ -358,16 +430,34 @@ fn key_of(value: &str) -> u128 {
     u128::from_le_bytes(d.as_bytes()[..16].try_into().unwrap())
 }
 
+fn bytes_key(b: &[u8]) -> u128 {
+    u128::from_le_bytes(blake3::hash(b).as_bytes()[..16].try_into().unwrap())
+}
+
+/// Appends the keys of every row of the hash column: one per string hash, one per band of a
+/// `List<Binary>` of band keys; none for a null.
 fn keys_of(batch: &RecordBatch, col: usize, out: &mut Keys) -> Result<()> {
     let c = batch.column(col);
-    let push = |out: &mut Keys, v: Option<&str>| out.push(v.map(key_of));
+    let push = |out: &mut Keys, v: Option<&str>| out.push_row(v.map(key_of));
     match c.data_type() {
         DataType::Utf8 => c.as_string::<i32>().iter().for_each(|v| push(out, v)),
         DataType::LargeUtf8 => c.as_string::<i64>().iter().for_each(|v| push(out, v)),
         DataType::Utf8View => c.as_string_view().iter().for_each(|v| push(out, v)),
+        DataType::List(f) if matches!(f.data_type(), DataType::Binary) => {
+            let list = c.as_list::<i32>();
+            for i in 0..list.len() {
+                if list.is_null(i) {
+                    out.push_row([]);
+                    continue;
+                }
+                let bands = list.value(i);
+                let bands = bands.as_binary::<i32>();
+                out.push_row(bands.iter().flatten().map(bytes_key));
+            }
+        }
         other => {
             return Err(DataFusionError::Execution(format!(
-                "hash column must be a string, got {other}"
+                "hash column must be a string or a list of binary band keys, got {other}"
             )));
         }
     }
@@ -380,7 +470,7 @@ async fn spill(
     hash_index: usize,
 ) -> Result<(Option<std::fs::File>, Keys)> {
     let schema = stream.schema();
-    let mut keys = Vec::new();
+    let mut keys = Keys::new();
     let mut writer: Option<StreamWriter<std::io::BufWriter<std::fs::File>>> = None;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
@@ -492,5 +582,43 @@ impl ExecutionPlan for DedupExec {
             Ok(())
         });
         Ok(builder.build())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(rows: &[&[u128]]) -> Keys {
+        let mut k = Keys::new();
+        for r in rows {
+            k.push_row(r.iter().copied());
+        }
+        k
+    }
+
+    #[test]
+    fn exact_keeps_first_occurrence_across_partitions() {
+        let parts = [keys(&[&[1], &[2], &[1]]), keys(&[&[2], &[], &[3], &[]])];
+        assert_eq!(decide(DedupKind::Exact, &parts), [vec![true, true, false], vec![false, true, true, true]]);
+    }
+
+    #[test]
+    fn bands_keep_the_smallest_index_of_each_component() {
+        // 0-1 share band key 10; 1-3 share 11 (so 0,1,3 are one component); 2 and 4 share 12.
+        let parts = [keys(&[&[10, 20], &[10, 11]]), keys(&[&[12], &[11, 30], &[12], &[]])];
+        assert_eq!(decide(DedupKind::MinHashBands, &parts), [vec![true, false], vec![true, false, false, true]]);
+    }
+
+    #[test]
+    fn key_files_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.bin");
+        let k = keys(&[&[1, u128::MAX], &[], &[7]]);
+        write_keys_atomic(&path, &k).unwrap();
+        assert_eq!(read_keys(&path).unwrap(), k);
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(read_keys(&path).unwrap_err().to_string().contains("truncated dedup key file"));
     }
 }
