@@ -15,6 +15,8 @@ pub struct Explained {
     pub input_rows: u64,
     pub partitions: Vec<[u64; 2]>,
     pub ops: Vec<String>,
+    /// `partition.mode: auto`: every sizing decision and its inputs.
+    pub partition_sizing: Option<crate::autosize::Recommendation>,
     pub logical_plan: Vec<String>,
     pub physical_plan: Vec<String>,
 }
@@ -28,6 +30,7 @@ pub async fn explain(recipe: &Recipe) -> Result<Explained> {
         executor_type: recipe.executor_type,
         input_rows: job.index.total_rows,
         partitions: job.ranges.iter().map(|r| [r.start, r.end]).collect(),
+        partition_sizing: job.sizing.clone(),
         ops: recipe
             .process
             .iter()
@@ -55,6 +58,12 @@ impl Explained {
         );
         for op in &self.ops {
             s.push_str(&format!("  {op}\n"));
+        }
+        if let Some(rec) = &self.partition_sizing {
+            s.push_str("auto partitioning:\n");
+            for line in &rec.reasoning {
+                s.push_str(&format!("  {line}\n"));
+            }
         }
         s.push_str("\n== logical plan ==\n");
         for l in &self.logical_plan {

@@ -4,12 +4,14 @@
 //! crate runs jobs ([`run`]), writes results in Data-Juicer's formats ([`export`]),
 //! explains plans ([`explain`]) and holds the binaries' flags ([`flags`]) and entry points ([`cli`]).
 
+pub mod autosize;
 pub mod cli;
 pub mod events;
 pub mod explain;
 pub mod export;
 pub mod flags;
 pub mod job;
+pub mod jobtools;
 pub mod partitioned;
 pub mod partitioning;
 pub mod progress;

@@ -22,8 +22,8 @@ use crate::events::{Event, EventLog, event_files};
 use crate::job::{self, JobLock, JobPaths};
 use crate::partitioning::{PartitioningInfo, hash_partitions};
 use crate::run::{
-    JobCtx, JobReport, RunOptions, RunReport, Start, build_index, execute, partition_count,
-    partition_ranges,
+    JobCtx, JobReport, Partitioning, RunOptions, RunReport, Start, build_index, execute,
+    plan_partitioning,
 };
 
 const KEPT: &str = "The existing checkpoints were left unchanged.";
@@ -95,8 +95,13 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
         info.validate_hashes(&hashes)?;
         (info, ranges, true)
     } else {
-        let n = partition_count(recipe, index.total_rows)?;
-        let ranges = partition_ranges(recipe, index.total_rows, n);
+        let Partitioning { ranges, sizing } = plan_partitioning(recipe, &index).await?;
+        if let Some(rec) = &sizing {
+            job::write_json(
+                &paths.metadata.join("partition_sizing.json"),
+                &serde_json::to_value(rec)?,
+            )?;
+        }
         let hashes = if checkpointing {
             hash_partitions(&index, &ranges, session.task_ctx()).await?
         } else {

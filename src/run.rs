@@ -25,6 +25,7 @@ use dj_plans::{Recipe, planner};
 use futures::StreamExt;
 use serde_json::json;
 
+use crate::autosize;
 use crate::events::{Event, EventLog};
 use crate::export::{ExportSpec, Exporter};
 use crate::job::JobPaths;
@@ -80,59 +81,120 @@ pub struct RunOptions {
     pub command: Vec<String>,
 }
 
-/// How many logical partitions a recipe asks for over `rows` input rows.
-pub fn partition_count(recipe: &Recipe, rows: u64) -> Result<usize> {
-    Ok(match recipe.executor_type {
-        ExecutorType::Default | ExecutorType::Ray => recipe.np,
-        ExecutorType::RayPartitioned => match recipe.partition.mode {
-            PartitionMode::Manual => match recipe.partition.size {
-                Some(size) => (rows / size as u64).max(1) as usize,
-                None => {
-                    let n = recipe.partition.num_of_partitions;
-                    if n as u64 > rows && rows > 0 {
-                        bail!(
-                            "partition.num_of_partitions={n} exceeds the {rows} row(s) in the input dataset, so at least one \
-                             partition would be empty. Set num_of_partitions to at most {rows}, or use partition.mode: auto \
-                             to let the executor size the partitions from the dataset itself."
-                        );
-                    }
-                    n
-                }
-            },
-            // Auto sizing falls back to `size` rows per partition (5000 when unset).
-            PartitionMode::Auto => {
-                (rows / recipe.partition.size.unwrap_or(5000) as u64).max(1) as usize
-            }
-        },
-    })
+/// The logical partitions of a run, and the auto-sizing decision when `partition.mode: auto`.
+pub struct Partitioning {
+    pub ranges: Vec<RowRange>,
+    pub sizing: Option<autosize::Recommendation>,
 }
 
-/// Row ranges for `n` partitions: balanced, or `size`-row partitions with the remainder folded
-/// into the last one (Data-Juicer's `partition.size`).
-pub fn partition_ranges(recipe: &Recipe, rows: u64, n: usize) -> Vec<RowRange> {
-    let size = match (recipe.executor_type, recipe.partition.mode) {
-        (ExecutorType::RayPartitioned, PartitionMode::Manual) => recipe.partition.size,
-        (ExecutorType::RayPartitioned, PartitionMode::Auto) => {
-            Some(recipe.partition.size.unwrap_or(5000))
-        }
-        _ => None,
-    };
-    match size {
-        Some(size) if n > 1 => {
-            let size = size as u64;
-            (0..n as u64)
-                .map(|i| RowRange {
-                    start: i * size,
-                    end: if i + 1 == n as u64 {
-                        rows
-                    } else {
-                        (i + 1) * size
-                    },
-                })
-                .collect()
-        }
-        _ => dj_plans::source::balanced_ranges(rows, n),
+/// Cuts the input into logical partitions as the recipe asks: `np` balanced ranges for the
+/// default executor; for `ray_partitioned`, `manual` (`num_of_partitions` balanced ranges, or
+/// `size` rows each with the remainder in the last) or `auto` (partition_size_tuning.md on a
+/// sample of the input, balanced ranges; the `size` fallback when analysis fails).
+pub async fn plan_partitioning(recipe: &Recipe, index: &Arc<InputIndex>) -> Result<Partitioning> {
+    let rows = index.total_rows;
+    let p = &recipe.partition;
+    let balanced = |n: usize| dj_plans::source::balanced_ranges(rows, n);
+    if recipe.executor_type != ExecutorType::RayPartitioned {
+        return Ok(Partitioning {
+            ranges: balanced(recipe.np),
+            sizing: None,
+        });
     }
+    match p.mode {
+        PartitionMode::Manual => {
+            if let Some(size) = p.size {
+                let n = (rows / size as u64).max(1);
+                let size = size as u64;
+                let ranges = (0..n)
+                    .map(|i| RowRange {
+                        start: i * size,
+                        end: if i + 1 == n { rows } else { (i + 1) * size },
+                    })
+                    .collect();
+                return Ok(Partitioning {
+                    ranges,
+                    sizing: None,
+                });
+            }
+            let n = p.num_of_partitions;
+            if n as u64 > rows && rows > 0 {
+                bail!(
+                    "partition.num_of_partitions={n} exceeds the {rows} row(s) in the input dataset, so at least one \
+                     partition would be empty. Set num_of_partitions to at most {rows}, or use partition.mode: auto \
+                     to let the executor size the partitions from the dataset itself."
+                );
+            }
+            Ok(Partitioning {
+                ranges: balanced(n),
+                sizing: None,
+            })
+        }
+        PartitionMode::Auto => {
+            let mut rec = match sample_rows(recipe, index).await {
+                Ok(samples) => match autosize::Resources::detect() {
+                    Ok(res) => {
+                        let names: Vec<&str> =
+                            recipe.process.iter().map(|o| o.name.as_str()).collect();
+                        autosize::recommend(rows, &samples, &names, &res, p.target_size_mb)
+                    }
+                    Err(e) => autosize::Recommendation::fallback(
+                        p.size.or(Some(5000)),
+                        format!("cannot read system resources: {e}"),
+                    ),
+                },
+                Err(e) => autosize::Recommendation::fallback(
+                    p.size.or(Some(5000)),
+                    format!("cannot sample the input: {e:#}"),
+                ),
+            };
+            let cfg = autosize::CountConfig {
+                np: recipe.np,
+                num_of_partitions: p.num_of_partitions,
+                max_concurrent_partitions: p.max_concurrent_partitions,
+                partitions_per_node: None,
+            };
+            let n = rec.count_partitions(rows, &cfg);
+            for line in &rec.reasoning {
+                tracing::info!("auto partitioning: {line}");
+            }
+            Ok(Partitioning {
+                ranges: balanced(n),
+                sizing: Some(rec),
+            })
+        }
+    }
+}
+
+/// The first [`autosize::sample_size`] rows of the input, as the optimizer sees them.
+async fn sample_rows(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+) -> Result<Vec<autosize::SampleStats>> {
+    let k = autosize::sample_size(index.total_rows) as u64;
+    let exec = dj_plans::source::RowRangeExec::new(
+        index.clone(),
+        vec![RowRange {
+            start: 0,
+            end: k.min(index.total_rows),
+        }],
+        None,
+    )?;
+    let mut stream = exec.execute(0, planner::session(1).task_ctx())?;
+    let keys = autosize::SampleKeys::with_text_key(recipe.text_keys[0].clone());
+    let mut out = Vec::with_capacity(k as usize);
+    let mut text = String::new();
+    while let Some(batch) = stream.next().await {
+        text.clear();
+        dj_plans::pyjson::write_rows(&batch?, &mut text);
+        for line in text.lines() {
+            out.push(autosize::SampleStats::from_json(
+                &serde_json::from_str(line)?,
+                &keys,
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// `max_concurrent_partitions`: an explicit value, or "auto" = at most 4 (CPU-only pipelines),
@@ -269,6 +331,7 @@ async fn plan_partitions(
 pub struct Explainable {
     pub index: Arc<InputIndex>,
     pub ranges: Vec<RowRange>,
+    pub sizing: Option<autosize::Recommendation>,
     pub session: SessionContext,
     pub logical: datafusion::logical_expr::LogicalPlan,
     pub physical: Arc<dyn ExecutionPlan>,
@@ -276,8 +339,7 @@ pub struct Explainable {
 
 pub async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
     let index = Arc::new(build_index(recipe).await?);
-    let n = partition_count(recipe, index.total_rows)?;
-    let ranges = partition_ranges(recipe, index.total_rows, n);
+    let Partitioning { ranges, sizing } = plan_partitioning(recipe, &index).await?;
     let session = planner::session(1);
     let barriers = barriers_for(&recipe.process, ranges.len(), None, None);
     let starts = vec![Start::Input; ranges.len()];
@@ -305,6 +367,7 @@ pub async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
     Ok(Explainable {
         index,
         ranges,
+        sizing,
         logical: first.compiled.plan,
         physical: first.physical,
         session,
@@ -324,8 +387,7 @@ pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
         }
         let started = Instant::now();
         let index = Arc::new(build_index(recipe).await?);
-        let n = partition_count(recipe, index.total_rows)?;
-        let ranges = partition_ranges(recipe, index.total_rows, n);
+        let ranges = plan_partitioning(recipe, &index).await?.ranges;
         let starts = vec![Start::Input; ranges.len()];
         return execute(recipe, &index, &ranges, &starts, None, started).await;
     }

@@ -91,7 +91,8 @@ pub fn barriers_for(
         .filter_map(|o| match &o.operator {
             Operator::Deduplicator(d) => {
                 let dir = dir.map(|d| d.to_path_buf());
-                let barrier = DedupBarrier::new(o.index, d.kind, partitions, dir, concurrency.cloned());
+                let barrier =
+                    DedupBarrier::new(o.index, d.kind, partitions, dir, concurrency.cloned());
                 Some((o.index, barrier))
             }
             _ => None,
@@ -175,7 +176,12 @@ fn check_text_column(schema: &DFSchema, op: &OpConfig) -> Result<(), CompileErro
             available: if schema.fields().is_empty() {
                 "none (the input has no rows)".to_string()
             } else {
-                schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ")
+                schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
         })?;
     match field.data_type() {

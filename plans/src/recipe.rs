@@ -68,7 +68,8 @@ pub struct PartitionConfig {
     pub size: Option<usize>,
     /// `None` = "auto".
     pub max_concurrent_partitions: Option<usize>,
-    pub target_size_mb: i64,
+    /// `None` when the recipe does not set it: auto sizing then picks it from available memory.
+    pub target_size_mb: Option<i64>,
     pub max_size_mb: i64,
 }
 
@@ -644,7 +645,7 @@ impl Ctx<'_> {
             num_of_partitions: 4,
             size: None,
             max_concurrent_partitions: None,
-            target_size_mb: 256,
+            target_size_mb: None,
             max_size_mb: 64,
         };
         let Some(map) = self.section(v, "partition", &known)? else {
@@ -680,7 +681,7 @@ impl Ctx<'_> {
             cfg.max_concurrent_partitions = m;
         }
         if let Some(t) = self.typed(map, &p("target_size_mb"), "an integer", Json::as_i64)? {
-            cfg.target_size_mb = t;
+            cfg.target_size_mb = Some(t);
         }
         if let Some(t) = self.typed(map, &p("max_size_mb"), "an integer", Json::as_i64)? {
             cfg.max_size_mb = t;

@@ -5,4 +5,5 @@ mod common;
 mod explain;
 mod formats;
 mod golden;
+mod jobtools;
 mod resume;

@@ -696,9 +696,17 @@ fn max_concurrent_partitions_is_enforced() {
 #[test]
 fn content_hashes_follow_rows_not_files() {
     let hashes = |job: &Job, id: &str| -> Vec<String> {
-        let info: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(job.job_dir(id).join("checkpoints/partitioning_info.json")).unwrap()).unwrap();
-        info["partitions"].as_array().unwrap().iter().map(|p| p["content_hash"].as_str().unwrap().to_string()).collect()
+        let info: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(job.job_dir(id).join("checkpoints/partitioning_info.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        info["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["content_hash"].as_str().unwrap().to_string())
+            .collect()
     };
     let one = Job::new();
     ok(&one.run(&["--job_id", "h"]));
@@ -720,4 +728,33 @@ fn content_hashes_follow_rows_not_files() {
     let (a, b) = (hashes(&one, "h"), hashes(&swapped, "h"));
     assert_ne!(a[0], b[0]);
     assert_eq!(a[1..], b[1..]);
+}
+
+/// `partition.mode: auto` sizes partitions from a sample of the input, records every decision in
+/// metadata/partition_sizing.json, and gives the same export.
+#[test]
+fn auto_partitioning_records_its_decision() {
+    let reference = Job::new();
+    let (_, want) = fresh(&reference);
+    let job = Job::new();
+    ok(&job.run(&["--job_id", "auto", "--partition.mode", "auto"]));
+    assert_eq!(job.export(), want);
+    let dir = job.job_dir("auto");
+    let rec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("metadata/partition_sizing.json")).unwrap(),
+    )
+    .unwrap();
+    let info: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("checkpoints/partitioning_info.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rec["partitions"]["count"], info["num_partitions"]);
+    assert_eq!(rec["analysis"]["data"]["primary_modality"], "text");
+    assert!(
+        rec["reasoning"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str().unwrap().starts_with("complexity: "))
+    );
 }

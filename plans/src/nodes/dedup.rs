@@ -43,7 +43,10 @@ pub struct Keys {
 
 impl Keys {
     fn new() -> Self {
-        Keys { offsets: vec![0], keys: Vec::new() }
+        Keys {
+            offsets: vec![0],
+            keys: Vec::new(),
+        }
     }
     fn push_row(&mut self, row: impl IntoIterator<Item = u128>) {
         self.keys.extend(row);
@@ -62,7 +65,14 @@ fn decide(kind: DedupKind, parts: &[Keys]) -> Vec<Vec<bool>> {
     match kind {
         DedupKind::Exact => {
             let mut seen: HashSet<u128> = HashSet::new();
-            parts.iter().map(|k| (0..k.rows()).map(|i| k.row(i).iter().all(|key| seen.insert(*key))).collect()).collect()
+            parts
+                .iter()
+                .map(|k| {
+                    (0..k.rows())
+                        .map(|i| k.row(i).iter().all(|key| seen.insert(*key)))
+                        .collect()
+                })
+                .collect()
         }
         DedupKind::MinHashBands => {
             // Union-find over global row indices; a bucket's rows join its first (smallest)
@@ -86,7 +96,8 @@ fn decide(kind: DedupKind, parts: &[Keys]) -> Vec<Vec<bool>> {
                                 v.insert(global);
                             }
                             std::collections::hash_map::Entry::Occupied(o) => {
-                                let (a, b) = (find(&mut parent, *o.get()), find(&mut parent, global));
+                                let (a, b) =
+                                    (find(&mut parent, *o.get()), find(&mut parent, global));
                                 let (lo, hi) = (a.min(b), a.max(b));
                                 parent[hi as usize] = lo;
                             }
@@ -292,7 +303,8 @@ fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()>
 fn read_keys(path: &std::path::Path) -> std::io::Result<Keys> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)?.read_to_end(&mut bytes)?;
-    let truncated = || std::io::Error::other(format!("{}: truncated dedup key file", path.display()));
+    let truncated =
+        || std::io::Error::other(format!("{}: truncated dedup key file", path.display()));
     let mut keys = Keys::new();
     let mut rest = bytes.as_slice();
     while !rest.is_empty() {
@@ -301,7 +313,11 @@ fn read_keys(path: &std::path::Path) -> std::io::Result<Keys> {
         if tail.len() < n * 16 {
             return Err(truncated());
         }
-        keys.push_row(tail[..n * 16].chunks_exact(16).map(|c| u128::from_le_bytes(c.try_into().unwrap())));
+        keys.push_row(
+            tail[..n * 16]
+                .chunks_exact(16)
+                .map(|c| u128::from_le_bytes(c.try_into().unwrap())),
+        );
         rest = &tail[n * 16..];
     }
     Ok(keys)
@@ -600,14 +616,23 @@ mod tests {
     #[test]
     fn exact_keeps_first_occurrence_across_partitions() {
         let parts = [keys(&[&[1], &[2], &[1]]), keys(&[&[2], &[], &[3], &[]])];
-        assert_eq!(decide(DedupKind::Exact, &parts), [vec![true, true, false], vec![false, true, true, true]]);
+        assert_eq!(
+            decide(DedupKind::Exact, &parts),
+            [vec![true, true, false], vec![false, true, true, true]]
+        );
     }
 
     #[test]
     fn bands_keep_the_smallest_index_of_each_component() {
         // 0-1 share band key 10; 1-3 share 11 (so 0,1,3 are one component); 2 and 4 share 12.
-        let parts = [keys(&[&[10, 20], &[10, 11]]), keys(&[&[12], &[11, 30], &[12], &[]])];
-        assert_eq!(decide(DedupKind::MinHashBands, &parts), [vec![true, false], vec![true, false, false, true]]);
+        let parts = [
+            keys(&[&[10, 20], &[10, 11]]),
+            keys(&[&[12], &[11, 30], &[12], &[]]),
+        ];
+        assert_eq!(
+            decide(DedupKind::MinHashBands, &parts),
+            [vec![true, false], vec![true, false, false, true]]
+        );
     }
 
     #[test]
@@ -619,6 +644,11 @@ mod tests {
         assert_eq!(read_keys(&path).unwrap(), k);
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
-        assert!(read_keys(&path).unwrap_err().to_string().contains("truncated dedup key file"));
+        assert!(
+            read_keys(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("truncated dedup key file")
+        );
     }
 }
