@@ -12,10 +12,7 @@
 //!   lock and stays resumable) or SIGKILL (`force`), then waits and reports.
 //!
 //! The `dj-job` binary ([`job_main`]) prints these as reports or, with `--json`, as JSON; `dj-sql`
-//! ([`sql`]) queries a job's checkpoints, export, events and input with DataFusion SQL.
-
-#[path = "sql.rs"]
-pub mod sql;
+//! ([`crate::sql`]) queries a job's checkpoints, export, events and input with DataFusion SQL.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -1452,7 +1449,7 @@ pub fn render_list(jobs: &[JobListing], work_dir: &Path) -> String {
 
 /// Monitor, stop and list the partitioned executor's jobs.
 #[derive(Debug, Parser)]
-#[command(name = "dj-job", version, about)]
+#[command(name = "dj-job", version)]
 pub struct JobFlags {
     /// The directory holding the job directories (the recipe's work_dir, e.g.
     /// outputs/partitioned/jobs).

@@ -16,3 +16,4 @@ pub mod partitioned;
 pub mod partitioning;
 pub mod progress;
 pub mod run;
+pub mod sql;

@@ -34,8 +34,8 @@ use dj_plans::source::{InputIndex, RowRange, RowRangeTable};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{effective_recipe, is_job_dir, load_job_summary};
 use crate::events::load_events;
+use crate::jobtools::{effective_recipe, is_job_dir, load_job_summary};
 
 /// A table (or view) registered for a job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -921,11 +921,10 @@ pub fn split_statements(text: &str) -> (Vec<String>, String) {
 #[command(
     name = "dj-sql",
     version,
-    about,
     after_help = "Tables: checkpoint_op_XXXX_partition_YYYY (each checkpoint), checkpoint_op_XXXX \
 (UNION ALL of an op's partitions), export, export_stats, events, input, input_partition_YYYY. \
-Without a query: statements from stdin, each ended by ';'; \\d lists tables, \\d NAME shows \
-columns, \\q quits."
+Struct fields: get_field(__dj__stats__, 'text_len'). Without a query: statements from stdin, each \
+ended by ';'; \\d lists tables, \\d NAME shows columns, \\q quits."
 )]
 pub struct SqlFlags {
     /// The directory holding the job directories (the recipe's work_dir).

@@ -1,6 +1,6 @@
 //! `dj-sql`: query a job's checkpoints, export, events and input with SQL (see
-//! `dj_fusion::jobtools::sql`).
+//! `dj_fusion::sql`).
 
 fn main() -> std::process::ExitCode {
-    dj_fusion::jobtools::sql::sql_main()
+    dj_fusion::sql::sql_main()
 }
