@@ -10,12 +10,7 @@ use dj_plans::Recipe;
 use crate::flags::{Format, PlanCommand, PlanFlags, RunFlags, split_overrides};
 
 fn init_tracing() {
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_env("DJ_LOG").unwrap_or_else(|_| "warn".into());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    crate::logging::init();
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

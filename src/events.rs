@@ -1,6 +1,7 @@
 //! The job's machine-readable event log, `events_<UTC %Y%m%d_%H%M%S>.jsonl` in the job directory:
 //! one JSON object a line, in Data-Juicer's field names and order, written with Python
-//! `json.dumps`'s separators and ASCII escaping; plus a human-readable mirror in `logs/`.
+//! `json.dumps`'s separators and ASCII escaping. Each event is also logged (`tracing`, info) as a
+//! human-readable line, which lands in the job's `logs/` (see [`crate::logging`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -60,7 +61,7 @@ impl Event {
 pub struct EventLog {
     job_id: String,
     path: PathBuf,
-    file: Option<Mutex<(File, File)>>,
+    file: Option<Mutex<File>>,
     /// Test hook (`DJ_EVENT_DELAY_MS`): sleep after each event, so kill tests can hit every moment.
     delay: Option<Duration>,
 }
@@ -84,8 +85,6 @@ impl EventLog {
                 .with_context(|| format!("cannot open {}", p.display()))
         };
         let events = open(&path)?;
-        std::fs::create_dir_all(work_dir.join("logs"))?;
-        let human = open(&work_dir.join("logs").join(format!("events_{stamp}.log")))?;
         let delay = std::env::var("DJ_EVENT_DELAY_MS")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -93,7 +92,7 @@ impl EventLog {
         Ok(EventLog {
             job_id: job_id.to_string(),
             path,
-            file: Some(Mutex::new((events, human))),
+            file: Some(Mutex::new(events)),
             delay,
         })
     }
@@ -173,13 +172,9 @@ impl EventLog {
         if let Some(err) = &e.error_message {
             human.push_str(&format!(" | ERROR[{err}]"));
         }
-        {
-            let mut files = file.lock().unwrap();
-            // An event that cannot be written must not fail the job; tracing reports it.
-            if let Err(err) = writeln!(files.0, "{line}").and_then(|_| writeln!(files.1, "{human}"))
-            {
-                tracing::warn!("cannot write event to {}: {err}", self.path.display());
-            }
+        // An event that cannot be written must not fail the job; tracing reports it.
+        if let Err(err) = writeln!(file.lock().unwrap(), "{line}") {
+            tracing::warn!("cannot write event to {}: {err}", self.path.display());
         }
         tracing::info!("{human}");
         if let Some(d) = self.delay {

@@ -12,6 +12,7 @@ pub mod export;
 pub mod flags;
 pub mod job;
 pub mod jobtools;
+pub mod logging;
 pub mod partitioned;
 pub mod partitioning;
 pub mod progress;

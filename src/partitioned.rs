@@ -70,6 +70,14 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
     }
     paths.create_all()?;
     let _lock = JobLock::acquire(&paths.root, &job_id)?;
+    if let Err(e) = crate::logging::log_to_job_dir(&paths.logs) {
+        tracing::warn!("cannot write logs to {}: {e}", paths.logs.display());
+    }
+    tracing::info!(
+        "job {job_id} in {} (recipe {})",
+        paths.root.display(),
+        recipe.file
+    );
     let index = Arc::new(build_index(recipe).await?);
     let session = dj_plans::planner::session(1);
     let checkpointing = recipe.checkpoint.enabled;

@@ -101,10 +101,12 @@ fn report(watched: Vec<Watched>, stop: &std::sync::atomic::AtomicBool) {
         } else {
             f64::INFINITY
         };
-        eprintln!(
+        let line = format!(
             "progress: {rows}/{total} rows ({:.1}%), partitions read {finished}/{}, {rate:.0} rows/s, eta {eta:.0}s",
             100.0 * rows as f64 / total.max(1) as f64,
             watched.len()
         );
+        eprintln!("{line}");
+        tracing::info!("{line}");
     }
 }
