@@ -723,6 +723,34 @@ fn build_clean_links(p: &Params) -> Result<Operator, ParamError> {
     ))
 }
 
+// Helpers for the regex ops in `clean_more.rs` (`clean_ip_mapper`, `replace_content_mapper`).
+
+impl PyRegex {
+    /// A pattern already written for the `regex` crate with the `regex` module's semantics spelled
+    /// out (`source` is the Python pattern, for `Debug`).
+    pub(crate) fn from_rust_pattern(source: &str, rust_pattern: &str) -> Result<PyRegex, String> {
+        Self::compile(source, rust_pattern, false, false)
+    }
+
+    /// Parses a Python replacement template against this pattern's groups.
+    pub(crate) fn template(&self, repl: &str) -> Result<Template, String> {
+        Template::parse(repl, self.groups, &self.names)
+    }
+}
+
+/// [`RegexCleaner::from_params`] for other ops with the same `pattern` / `repl` parameters.
+pub(crate) fn regex_cleaner(
+    p: &Params,
+    default: &'static LazyLock<Arc<PyRegex>>,
+) -> Result<RegexCleaner, ParamError> {
+    RegexCleaner::from_params(p, default)
+}
+
+/// The `pattern` / `repl` parameters of the regex cleaners.
+pub(crate) fn regex_cleaner_params() -> Vec<ParamSpec> {
+    clean_params()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,11 @@
 //! Mappers: rewrite the text column, `text := f(text)`.
 
 pub mod clean;
+pub mod clean_more;
+pub mod html;
+pub mod latex;
 pub mod normalization;
+pub mod remove;
 
 use std::sync::Arc;
 
@@ -17,6 +21,20 @@ pub fn specs() -> Vec<OpSpec> {
         normalization::punctuation_normalization_spec(),
         clean::clean_email_spec(),
         clean::clean_links_spec(),
+        html::clean_html_spec(),
+        clean_more::clean_ip_spec(),
+        clean_more::clean_copyright_spec(),
+        clean_more::replace_content_spec(),
+        latex::remove_header_spec(),
+        latex::remove_bibliography_spec(),
+        latex::remove_comments_spec(),
+        latex::expand_macro_spec(),
+        remove::remove_long_words_spec(),
+        remove::remove_repeat_sentences_spec(),
+        remove::remove_specific_chars_spec(),
+        remove::remove_table_text_spec(),
+        remove::remove_incorrect_substrings_spec(),
+        remove::remove_non_chinese_spec(),
     ]
 }
 
