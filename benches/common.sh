@@ -7,6 +7,7 @@ WORK=${DJ_BENCH_DIR:-$ROOT/target/bench-work}
 mkdir -p "$WORK"
 
 build() {
+  [ -n "${DJ_BENCH_NOBUILD:-}" ] && return 0
   (cd "$ROOT" && cargo build --profile "$PROFILE" --bins >&2)
 }
 

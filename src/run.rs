@@ -381,6 +381,8 @@ pub(crate) async fn build_index(recipe: &Recipe) -> Result<InputIndex> {
 
 /// Runs `recipe` and writes its export.
 pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
+    // A bad export path fails before the input is read.
+    ExportSpec::new(Path::new(&recipe.export_path), 0, false, false)?;
     if recipe.executor_type != ExecutorType::RayPartitioned {
         if opts.resume.is_some() {
             bail!("--resume is only supported by the ray_partitioned executor.");
