@@ -237,10 +237,17 @@ impl OpenFile {
                 w.write_all(buf.as_bytes())
                     .map_err(|source| ExportError::Io { path, source })
             }
-            Sink::Parquet(w) => w.write(batch).map_err(|e| ExportError::Encode {
-                path,
-                message: e.to_string(),
-            }),
+            Sink::Parquet(w) => {
+                let encode = |e: datafusion::parquet::errors::ParquetError| ExportError::Encode {
+                    path: path.clone(),
+                    message: e.to_string(),
+                };
+                w.write(batch).map_err(encode)?;
+                if w.in_progress_size() > dj_plans::nodes::checkpoint::ROW_GROUP_BYTES {
+                    w.flush().map_err(encode)?;
+                }
+                Ok(())
+            }
         }
     }
 

@@ -32,6 +32,9 @@ use futures::Stream;
 use crate::pyjson;
 use crate::recipe::{Compression, StorageFormat};
 
+/// Parquet row groups are closed at about this many buffered bytes.
+pub const ROW_GROUP_BYTES: usize = 32 << 20;
+
 /// File name of the checkpoint after op `op` of partition `partition`.
 pub fn checkpoint_file_name(
     op: usize,
@@ -309,7 +312,15 @@ impl CheckpointWriter {
         use std::io::Write;
         let dest = self.dest.clone();
         match self.sink.as_mut().expect("open") {
-            Sink::Parquet(w) => w.write(batch).map_err(|e| err(&dest, e)),
+            Sink::Parquet(w) => {
+                w.write(batch).map_err(|e| err(&dest, e))?;
+                // Close row groups by size, so a writer holds at most ROW_GROUP_BYTES of a
+                // partition in memory whatever the partition's size.
+                if w.in_progress_size() > ROW_GROUP_BYTES {
+                    w.flush().map_err(|e| err(&dest, e))?;
+                }
+                Ok(())
+            }
             Sink::Arrow(w) => w.write(batch).map_err(|e| err(&dest, e)),
             Sink::Jsonl(w, buf) => {
                 buf.clear();
