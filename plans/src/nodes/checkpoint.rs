@@ -16,24 +16,20 @@ use std::time::Instant;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::ipc::writer::FileWriter;
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DFSchemaRef, DataFusionError, Result};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression as PqCompression, GzipLevel};
 use datafusion::parquet::file::properties::WriterProperties;
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions,
-};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::Stream;
 
 use crate::pyjson;
 use crate::recipe::{Compression, StorageFormat};
 
-/// Parquet row groups are closed at about this many buffered bytes.
-pub const ROW_GROUP_BYTES: usize = 32 << 20;
+/// Parquet row groups are closed at about this many buffered bytes (several writers run at once: one per checkpointed op).
+pub const ROW_GROUP_BYTES: usize = 8 << 20;
 
 /// File name of the checkpoint after op `op` of partition `partition`.
 pub fn checkpoint_file_name(
@@ -179,46 +175,10 @@ impl DisplayAs for CheckpointExec {
 }
 
 impl ExecutionPlan for CheckpointExec {
-    fn name(&self) -> &str {
-        "CheckpointExec"
-    }
-    fn properties(&self) -> &Arc<PlanProperties> {
-        self.input.properties()
-    }
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
-    }
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-    fn replace_children(
-        self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
-        _options: ReplaceChildrenOptions,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(CheckpointExec::new(
-            children.swap_remove(0),
-            self.target.clone(),
-        )))
-    }
-    #[allow(deprecated)]
-    fn with_new_children(
-        self: Arc<Self>,
-        children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.replace_children(
-            children,
-            ReplaceChildrenOptions::new(
-                datafusion::physical_plan::ChildrenPropertiesMode::Recompute,
-            ),
-        )
-    }
+    unary_exec_methods!("CheckpointExec", |this, child| CheckpointExec::new(
+        child,
+        this.target.clone()
+    ));
     fn execute(
         &self,
         partition: usize,

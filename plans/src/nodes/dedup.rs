@@ -19,15 +19,11 @@ use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DFSchemaRef, DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
-use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
-use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions,
-};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use dj_udfs::DedupKind;
 use futures::StreamExt;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
@@ -519,51 +515,13 @@ async fn spill(
 }
 
 impl ExecutionPlan for DedupExec {
-    fn name(&self) -> &str {
-        "DedupExec"
-    }
-    fn properties(&self) -> &Arc<PlanProperties> {
-        self.input.properties()
-    }
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
-    }
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-    fn replace_children(
-        self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
-        _options: ReplaceChildrenOptions,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        let name = self.input.schema().field(self.hash_index).name().clone();
-        let exec = DedupExec::try_new(
-            children.swap_remove(0),
-            &name,
-            self.op_name.clone(),
-            self.partition,
-            self.barrier.clone(),
-        )?;
-        Ok(Arc::new(exec))
-    }
-    #[allow(deprecated)]
-    fn with_new_children(
-        self: Arc<Self>,
-        children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.replace_children(
-            children,
-            ReplaceChildrenOptions::new(
-                datafusion::physical_plan::ChildrenPropertiesMode::Recompute,
-            ),
-        )
-    }
+    unary_exec_methods!("DedupExec", |this, child| DedupExec::try_new(
+        child,
+        this.input.schema().field(this.hash_index).name(),
+        this.op_name.clone(),
+        this.partition,
+        this.barrier.clone()
+    )?);
     fn execute(
         &self,
         partition: usize,

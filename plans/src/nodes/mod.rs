@@ -2,6 +2,54 @@
 //! [`checkpoint`] writes a partition's rows after an op; [`dedup`] keeps the first row per hash
 //! across all partitions.
 
+/// The `ExecutionPlan` methods shared by the single-input nodes that keep their input's
+/// properties and row order; `$rebuild` builds the node again over the new child `$child`.
+macro_rules! unary_exec_methods {
+    ($name:literal, |$this:ident, $child:ident| $rebuild:expr) => {
+        fn name(&self) -> &str {
+            $name
+        }
+        fn properties(&self) -> &std::sync::Arc<datafusion::physical_plan::PlanProperties> {
+            self.input.properties()
+        }
+        fn children(&self) -> Vec<&std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+            vec![&self.input]
+        }
+        fn maintains_input_order(&self) -> Vec<bool> {
+            vec![true]
+        }
+        fn apply_expressions(
+            &self,
+            _f: &mut dyn FnMut(
+                &std::sync::Arc<dyn datafusion::physical_expr::PhysicalExpr>,
+            ) -> datafusion::common::Result<datafusion::common::tree_node::TreeNodeRecursion>,
+        ) -> datafusion::common::Result<datafusion::common::tree_node::TreeNodeRecursion> {
+            Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
+        }
+        fn replace_children(
+            self: std::sync::Arc<Self>,
+            mut children: Vec<std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>>,
+            _options: datafusion::physical_plan::ReplaceChildrenOptions,
+        ) -> datafusion::common::Result<std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+            let $this = self;
+            let $child = children.swap_remove(0);
+            Ok(std::sync::Arc::new($rebuild))
+        }
+        #[allow(deprecated)]
+        fn with_new_children(
+            self: std::sync::Arc<Self>,
+            children: Vec<std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>>,
+        ) -> datafusion::common::Result<std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+            self.replace_children(
+                children,
+                datafusion::physical_plan::ReplaceChildrenOptions::new(
+                    datafusion::physical_plan::ChildrenPropertiesMode::Recompute,
+                ),
+            )
+        }
+    };
+}
+
 pub mod checkpoint;
 pub mod dedup;
 pub mod op_boundary;

@@ -11,14 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::task::{Context, Poll};
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DFSchemaRef, Result};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, ReplaceChildrenOptions,
-};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::Stream;
 
 /// Rows counted at each boundary, shared by the plan's boundary nodes and the runner. Slot 0
@@ -166,48 +162,12 @@ impl DisplayAs for OpBoundaryExec {
 }
 
 impl ExecutionPlan for OpBoundaryExec {
-    fn name(&self) -> &str {
-        "OpBoundaryExec"
-    }
-    fn properties(&self) -> &Arc<PlanProperties> {
-        self.input.properties()
-    }
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
-    }
-    fn apply_expressions(
-        &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        Ok(TreeNodeRecursion::Continue)
-    }
-    fn replace_children(
-        self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
-        _options: ReplaceChildrenOptions,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(OpBoundaryExec::new(
-            children.swap_remove(0),
-            self.boundary,
-            self.op_name.clone(),
-            self.counters.clone(),
-        )))
-    }
-    #[allow(deprecated)]
-    fn with_new_children(
-        self: Arc<Self>,
-        children: Vec<Arc<dyn ExecutionPlan>>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.replace_children(
-            children,
-            ReplaceChildrenOptions::new(
-                datafusion::physical_plan::ChildrenPropertiesMode::Recompute,
-            ),
-        )
-    }
+    unary_exec_methods!("OpBoundaryExec", |this, child| OpBoundaryExec::new(
+        child,
+        this.boundary,
+        this.op_name.clone(),
+        this.counters.clone()
+    ));
     fn execute(
         &self,
         partition: usize,
