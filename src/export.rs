@@ -14,6 +14,7 @@ use datafusion::parquet::basic::Compression as ParquetCompression;
 use datafusion::parquet::file::properties::WriterProperties;
 use dj_udfs::{HASH_COLUMN, STATS_COLUMN};
 
+use dj_plans::atomic::AtomicFile;
 use dj_plans::pyjson;
 
 /// Data-Juicer's tag column, exported with the stats.
@@ -136,58 +137,16 @@ impl ExportSpec {
     }
 }
 
-/// A file being written under a temporary name next to its final path.
-struct AtomicFile {
-    tmp: PathBuf,
-    dest: PathBuf,
-}
-
-impl AtomicFile {
-    fn create(dest: &Path) -> Result<(AtomicFile, File), ExportError> {
-        let io = |source| ExportError::Io {
-            path: dest.to_path_buf(),
-            source,
-        };
-        if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let name = dest
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dest.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-        let file = File::create(&tmp).map_err(io)?;
-        Ok((
-            AtomicFile {
-                tmp,
-                dest: dest.to_path_buf(),
-            },
-            file,
-        ))
+/// Creates the export directory and a temporary file next to `dest`.
+fn create_atomic(dest: &Path) -> Result<(AtomicFile, File), ExportError> {
+    let io = |source| ExportError::Io {
+        path: dest.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io)?;
     }
-
-    fn commit(self, file: File) -> Result<(), ExportError> {
-        let io = |source| ExportError::Io {
-            path: self.dest.clone(),
-            source,
-        };
-        file.sync_all().map_err(io)?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.dest).map_err(io)?;
-        if let Some(dir) = self.dest.parent().filter(|d| !d.as_os_str().is_empty()) {
-            // Make the rename itself durable.
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.tmp);
-    }
+    AtomicFile::create(dest).map_err(io)
 }
 
 enum Sink {
@@ -206,7 +165,7 @@ impl OpenFile {
         format: ExportFormat,
         schema: &SchemaRef,
     ) -> Result<OpenFile, ExportError> {
-        let (atomic, file) = AtomicFile::create(path)?;
+        let (atomic, file) = create_atomic(path)?;
         let sink = match format {
             ExportFormat::Jsonl => {
                 Sink::Jsonl(BufWriter::with_capacity(1 << 20, file), String::new())
@@ -229,7 +188,7 @@ impl OpenFile {
     }
 
     fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
-        let path = self.atomic.dest.clone();
+        let path = self.atomic.dest().to_path_buf();
         match &mut self.sink {
             Sink::Jsonl(w, buf) => {
                 buf.clear();
@@ -252,18 +211,20 @@ impl OpenFile {
     }
 
     fn finish(self) -> Result<(), ExportError> {
-        let path = self.atomic.dest.clone();
+        let path = self.atomic.dest().to_path_buf();
         let file = match self.sink {
             Sink::Jsonl(w, _) => w.into_inner().map_err(|e| ExportError::Io {
-                path,
+                path: path.clone(),
                 source: e.into_error(),
             })?,
             Sink::Parquet(w) => w.into_inner().map_err(|e| ExportError::Encode {
-                path,
+                path: path.clone(),
                 message: e.to_string(),
             })?,
         };
-        self.atomic.commit(file)
+        self.atomic
+            .commit(file)
+            .map_err(|source| ExportError::Io { path, source })
     }
 }
 
@@ -408,9 +369,12 @@ impl Exporter {
         for p in &self.shard_paths[self.shard + 1..] {
             files.push(OpenFile::create(p, self.spec.format, &self.result_schema)?);
         }
-        let mut paths: Vec<PathBuf> = files.iter().map(|f| f.atomic.dest.clone()).collect();
+        let mut paths: Vec<PathBuf> = files
+            .iter()
+            .map(|f| f.atomic.dest().to_path_buf())
+            .collect();
         if let Some(s) = self.stats.take() {
-            paths.push(s.atomic.dest.clone());
+            paths.push(s.atomic.dest().to_path_buf());
             files.push(s);
         }
         for f in files {

@@ -101,27 +101,10 @@ impl JobPaths {
     }
 }
 
-/// Writes `bytes` to `path` atomically: temporary name, fsync, rename, fsync of the directory.
+/// Writes `bytes` to `path` atomically (see [`dj_plans::atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            std::fs::File::open(dir)?.sync_all()?;
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("cannot write {}", path.display()))
+    dj_plans::atomic::write_atomic(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 pub fn write_json(path: &Path, v: &Value) -> Result<()> {

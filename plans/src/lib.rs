@@ -4,6 +4,7 @@
 //! [`compile`] turns a recipe into a `LogicalPlan`; [`nodes`] holds the custom plan nodes (op
 //! boundaries, global dedup) and [`planner`] maps them to execution plans.
 
+pub mod atomic;
 pub mod compile;
 pub mod nodes;
 pub mod planner;

@@ -25,6 +25,7 @@ use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::Stream;
 
+use crate::atomic::AtomicFile;
 use crate::pyjson;
 use crate::recipe::{Compression, StorageFormat};
 
@@ -206,16 +207,8 @@ enum Sink {
 /// An open checkpoint file under its temporary name; removed unless committed.
 struct CheckpointWriter {
     sink: Option<Sink>,
-    tmp: PathBuf,
+    atomic: AtomicFile,
     dest: PathBuf,
-}
-
-impl Drop for CheckpointWriter {
-    fn drop(&mut self) {
-        if self.sink.is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
 }
 
 fn err(path: &Path, e: impl fmt::Display) -> DataFusionError {
@@ -225,12 +218,7 @@ fn err(path: &Path, e: impl fmt::Display) -> DataFusionError {
 impl CheckpointWriter {
     fn create(t: &CheckpointTarget, schema: SchemaRef) -> Result<Self> {
         let dest = t.path.clone();
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dest.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-        let file = File::create(&tmp).map_err(|e| err(&dest, e))?;
+        let (atomic, file) = AtomicFile::create(&dest).map_err(|e| err(&dest, e))?;
         let sink = match t.format {
             StorageFormat::Parquet => {
                 let compression = match t.compression {
@@ -263,7 +251,7 @@ impl CheckpointWriter {
         };
         Ok(CheckpointWriter {
             sink: Some(sink),
-            tmp,
+            atomic,
             dest,
         })
     }
@@ -314,19 +302,7 @@ impl CheckpointWriter {
                 .into_inner()
                 .map_err(|e| err(&dest, e.into_error()))?,
         };
-        let result = (|| -> std::io::Result<()> {
-            file.sync_all()?;
-            drop(file);
-            std::fs::rename(&self.tmp, &self.dest)?;
-            if let Some(dir) = self.dest.parent() {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-        result.map_err(|e| err(&dest, e))
+        self.atomic.commit(file).map_err(|e| err(&dest, e))
     }
 }
 

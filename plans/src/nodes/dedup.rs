@@ -278,8 +278,8 @@ impl DedupBarrier {
 
 /// Key file: per row a little-endian u32 key count, then the 16-byte keys.
 fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()> {
-    let tmp = path.with_extension("bin.tmp");
-    let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    let (atomic, file) = crate::atomic::AtomicFile::create(path)?;
+    let mut w = std::io::BufWriter::new(file);
     for i in 0..keys.rows() {
         let row = keys.row(i);
         w.write_all(&(row.len() as u32).to_le_bytes())?;
@@ -287,13 +287,7 @@ fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()>
             w.write_all(&k.to_le_bytes())?;
         }
     }
-    let f = w.into_inner().map_err(|e| e.into_error())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)?;
-    if let Some(dir) = path.parent() {
-        std::fs::File::open(dir)?.sync_all()?;
-    }
-    Ok(())
+    atomic.commit(w.into_inner().map_err(|e| e.into_error())?)
 }
 
 fn read_keys(path: &std::path::Path) -> std::io::Result<Keys> {
