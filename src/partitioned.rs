@@ -22,8 +22,8 @@ use crate::events::{Event, EventLog, event_files};
 use crate::job::{self, JobLock, JobPaths};
 use crate::partitioning::{PartitioningInfo, hash_partitions};
 use crate::run::{
-    JobCtx, JobReport, Partitioning, RunOptions, RunReport, Start, build_index, execute,
-    plan_partitioning,
+    JobCtx, JobReport, Partitioning, RunOptions, RunReport, Start, build_index, concurrency_limit,
+    execute, plan_partitioning,
 };
 
 const KEPT: &str = "The existing checkpoints were left unchanged.";
@@ -99,7 +99,13 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
             );
         }
         let ranges = info.saved_ranges(index.total_rows)?;
-        let hashes = hash_partitions(&index, &ranges, session.task_ctx()).await?;
+        let hashes = hash_partitions(
+            &index,
+            &ranges,
+            session.task_ctx(),
+            concurrency_limit(recipe, ranges.len()),
+        )
+        .await?;
         info.validate_hashes(&hashes)?;
         (info, ranges, true)
     } else {
@@ -111,7 +117,13 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
             )?;
         }
         let hashes = if checkpointing {
-            hash_partitions(&index, &ranges, session.task_ctx()).await?
+            hash_partitions(
+                &index,
+                &ranges,
+                session.task_ctx(),
+                concurrency_limit(recipe, ranges.len()),
+            )
+            .await?
         } else {
             ranges.iter().map(|r| (r.len(), String::new())).collect()
         };

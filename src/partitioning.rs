@@ -47,14 +47,16 @@ fn yes() -> bool {
     true
 }
 
-/// Row count and content hash of each range, computed concurrently.
+/// Row count and content hash of each range, `concurrency` partitions at a time (the job's
+/// partition concurrency, which bounds the batches in memory).
 pub async fn hash_partitions(
     index: &Arc<InputIndex>,
     ranges: &[RowRange],
     ctx: Arc<datafusion::execution::TaskContext>,
+    concurrency: usize,
 ) -> Result<Vec<(u64, String)>> {
     let exec = Arc::new(RowRangeExec::new(index.clone(), ranges.to_vec(), None)?);
-    let tasks: Vec<_> = (0..ranges.len())
+    let tasks = futures::stream::iter(0..ranges.len())
         .map(|p| {
             let (exec, ctx) = (exec.clone(), ctx.clone());
             tokio::spawn(async move {
@@ -71,12 +73,9 @@ pub async fn hash_partitions(
                 anyhow::Ok((rows, hasher.finalize().to_hex().to_string()))
             })
         })
-        .collect();
-    let mut out = Vec::with_capacity(tasks.len());
-    for t in tasks {
-        out.push(t.await??);
-    }
-    Ok(out)
+        .buffered(concurrency.max(1));
+    let results: Vec<_> = tasks.collect().await;
+    results.into_iter().map(|r| r?).collect()
 }
 
 impl PartitioningInfo {
