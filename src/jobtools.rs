@@ -1835,7 +1835,7 @@ mod tests {
         assert!((elapsed - 10.0).abs() < 1e-6, "{elapsed}");
         // 10 s for one partition, one left.
         assert!((o.estimated_remaining_seconds.unwrap() - 10.0).abs() < 1e-6);
-        assert!((o.throughput_rows_per_second.unwrap() - 0.6).abs() < 1e-9);
+        assert!((o.throughput_rows_per_second.unwrap() - 0.6).abs() < 1e-6); // elapsed is 10 s up to float rounding of the timestamps
         let p1 = &p.partitions[1];
         assert_eq!(p1.status, PartitionStatus::Processing);
         assert_eq!(
