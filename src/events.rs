@@ -62,6 +62,7 @@ pub struct EventLog {
     job_id: String,
     path: PathBuf,
     file: Option<Mutex<File>>,
+    closed: std::sync::atomic::AtomicBool,
     /// Test hook (`DJ_EVENT_DELAY_MS`): sleep after each event, so kill tests can hit every moment.
     delay: Option<Duration>,
 }
@@ -93,6 +94,7 @@ impl EventLog {
             job_id: job_id.to_string(),
             path,
             file: Some(Mutex::new(events)),
+            closed: Default::default(),
             delay,
         })
     }
@@ -103,6 +105,7 @@ impl EventLog {
             job_id: String::new(),
             path: PathBuf::new(),
             file: None,
+            closed: Default::default(),
             delay: None,
         }
     }
@@ -111,7 +114,17 @@ impl EventLog {
         &self.path
     }
 
+    /// Writes `e` as the log's last event: events from work still winding down after a stop
+    /// (a checkpoint that became durable meanwhile is still found on disk by a resume) are dropped.
+    pub fn log_last(&self, e: Event) {
+        self.write(e, true);
+    }
+
     pub fn log(&self, e: Event) {
+        self.write(e, false);
+    }
+
+    fn write(&self, e: Event, last: bool) {
         let Some(file) = &self.file else { return };
         let t = epoch();
         let mut m = Map::new();
@@ -172,9 +185,19 @@ impl EventLog {
         if let Some(err) = &e.error_message {
             human.push_str(&format!(" | ERROR[{err}]"));
         }
-        // An event that cannot be written must not fail the job; tracing reports it.
-        if let Err(err) = writeln!(file.lock().unwrap(), "{line}") {
-            tracing::warn!("cannot write event to {}: {err}", self.path.display());
+        {
+            // Checked and set under the file lock, so nothing lands after the last event.
+            let mut f = file.lock().unwrap();
+            if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            // An event that cannot be written must not fail the job; tracing reports it.
+            if let Err(err) = writeln!(f, "{line}") {
+                tracing::warn!("cannot write event to {}: {err}", self.path.display());
+            }
+            if last {
+                self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
         }
         tracing::info!("{human}");
         if let Some(d) = self.delay {

@@ -236,7 +236,7 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
             });
             e.error_message = Some(format!("{err:#}"));
             e.duration = Some(started.elapsed().as_secs_f64());
-            events.log(e);
+            events.log_last(e);
             write_mapping(&paths, recipe, &index, &ranges, "failed")?;
             return Err(err);
         }
