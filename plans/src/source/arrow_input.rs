@@ -6,7 +6,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::ipc::reader::FileReader;
 
-use super::files::{Compression, FileFormat};
+use super::files::FileFormat;
 use super::parquet_input::conform;
 use super::{InputFile, SourceError};
 
@@ -30,17 +30,7 @@ pub fn index(path: &Path) -> Result<(InputFile, Schema), SourceError> {
             })?
             .num_rows() as u64;
     }
-    let size_bytes = std::fs::metadata(path)
-        .map_err(|e| SourceError::io(path, e))?
-        .len();
-    let file = InputFile {
-        path: path.to_path_buf(),
-        format: FileFormat::ArrowIpc,
-        compression: Compression::None,
-        rows,
-        size_bytes,
-        seek_points: vec![],
-    };
+    let file = InputFile::binary(path, FileFormat::ArrowIpc, rows)?;
     Ok((file, schema))
 }
 

@@ -73,6 +73,27 @@ pub struct InputFile {
     pub seek_points: Vec<SeekPoint>,
 }
 
+impl InputFile {
+    /// A whole-file binary input (parquet, Arrow IPC) of `rows` rows: no seek points needed.
+    pub(crate) fn binary(
+        path: &std::path::Path,
+        format: FileFormat,
+        rows: u64,
+    ) -> Result<InputFile, SourceError> {
+        let size_bytes = std::fs::metadata(path)
+            .map_err(|e| SourceError::io(path, e))?
+            .len();
+        Ok(InputFile {
+            path: path.to_path_buf(),
+            format,
+            compression: Compression::None,
+            rows,
+            size_bytes,
+            seek_points: vec![],
+        })
+    }
+}
+
 /// JSONL seek-point spacing, in rows.
 pub const SEEK_EVERY: u64 = 4096;
 

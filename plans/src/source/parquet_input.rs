@@ -10,7 +10,7 @@ use datafusion::parquet::arrow::arrow_reader::{
     ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
 };
 
-use super::files::{Compression, FileFormat};
+use super::files::FileFormat;
 use super::jsonl::BATCH_ROWS;
 use super::{InputFile, SourceError};
 
@@ -28,17 +28,7 @@ pub fn index(path: &Path) -> Result<(InputFile, Schema), SourceError> {
     let schema = b.schema().as_ref().clone();
     // Drop writer metadata (pandas, arrow) so files merge on fields alone.
     let schema = Schema::new(schema.fields().clone());
-    let size_bytes = std::fs::metadata(path)
-        .map_err(|e| SourceError::io(path, e))?
-        .len();
-    let file = InputFile {
-        path: path.to_path_buf(),
-        format: FileFormat::Parquet,
-        compression: Compression::None,
-        rows,
-        size_bytes,
-        seek_points: vec![],
-    };
+    let file = InputFile::binary(path, FileFormat::Parquet, rows)?;
     Ok((file, schema))
 }
 
