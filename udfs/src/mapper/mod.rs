@@ -1,5 +1,6 @@
 //! Mappers: rewrite the text column, `text := f(text)`.
 
+pub mod chinese_convert;
 pub mod clean;
 pub mod clean_more;
 pub mod html;
@@ -35,6 +36,7 @@ pub fn specs() -> Vec<OpSpec> {
         remove::remove_table_text_spec(),
         remove::remove_incorrect_substrings_spec(),
         remove::remove_non_chinese_spec(),
+        chinese_convert::chinese_convert_spec(),
     ]
 }
 
