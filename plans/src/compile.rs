@@ -41,6 +41,16 @@ pub enum CompileError {
         column: String,
         actual: String,
     },
+    #[error(
+        "process entry {entry} ({op}): field `{field}` is not in the input (`{missing}` is missing; available: {available})"
+    )]
+    MissingField {
+        entry: usize,
+        op: String,
+        field: String,
+        missing: String,
+        available: String,
+    },
     #[error("input column `{STATS_COLUMN}` must be a struct of stats, it is {0}")]
     BadStats(String),
     #[error(transparent)]
@@ -123,6 +133,13 @@ pub fn compile_partition(
     } else {
         "from checkpoint".to_string()
     };
+    let mut load = load;
+    if from_input {
+        if let Some((p, note)) = absolute_media_paths(plan.clone(), recipe)? {
+            plan = p;
+            load = format!("{load}; {note}");
+        }
+    }
     plan = boundary(plan, Boundary::Load, load, "source", &counters);
     for op in ops {
         plan = compile_op(plan, op, &counters, ctx)?;
@@ -266,6 +283,9 @@ fn compile_op(
     ctx: &PartitionContext<'_>,
 ) -> Result<LogicalPlan, CompileError> {
     let schema = plan.schema().clone();
+    if let Operator::FieldFilter(f) = &op.operator {
+        return compile_field_filter(plan, op, f, counters);
+    }
     check_text_column(&schema, op)?;
     let text = column(op.text_key());
     let builder = LogicalPlanBuilder::from(plan);
@@ -309,6 +329,7 @@ fn compile_op(
                 None => plan,
             }
         }
+        Operator::FieldFilter(_) => unreachable!("handled above"),
         Operator::Deduplicator(d) => {
             let hashed = builder
                 .project(with_column(
@@ -334,4 +355,218 @@ fn compile_op(
         }
     };
     Ok(plan)
+}
+
+/// The expression reading dotted `path` (`meta.lang` = field `lang` of struct column `meta`), or
+/// `None` when some segment is missing (the error names it).
+fn field_expr(schema: &DFSchema, path: &str) -> Result<Expr, (String, String)> {
+    let mut segments = path.split('.');
+    let first = segments.next().unwrap_or_default();
+    let Some(top) = schema.fields().iter().find(|f| f.name() == first) else {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        return Err((first.to_string(), names.join(", ")));
+    };
+    let mut expr = column(first);
+    let mut data_type = top.data_type().clone();
+    let mut walked = first.to_string();
+    for seg in segments {
+        let DataType::Struct(fields) = &data_type else {
+            return Err((
+                format!("{walked}.{seg}"),
+                format!("`{walked}` is {data_type}, not an object"),
+            ));
+        };
+        let Some(f) = fields.iter().find(|f| f.name() == seg) else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+            return Err((format!("{walked}.{seg}"), names.join(", ")));
+        };
+        data_type = f.data_type().clone();
+        expr = get_field(expr, seg);
+        walked = format!("{walked}.{seg}");
+    }
+    Ok(expr)
+}
+
+/// A filter over a non-text field: its stats into `__dj__stats__` (those not already there),
+/// then the rows its keep UDF accepts.
+fn compile_field_filter(
+    plan: LogicalPlan,
+    op: &OpConfig,
+    f: &dj_udfs::FieldFilterOp,
+    counters: &Arc<OpCounters>,
+) -> Result<LogicalPlan, CompileError> {
+    let schema = plan.schema().clone();
+    let input = match field_expr(&schema, &f.field) {
+        Ok(e) => e,
+        Err(_) if f.optional => lit(datafusion::common::ScalarValue::Null),
+        Err((missing, available)) => {
+            return Err(CompileError::MissingField {
+                entry: op.index + 1,
+                op: op.name.clone(),
+                field: f.field.clone(),
+                missing,
+                available,
+            });
+        }
+    };
+    let existing = stats_fields(&schema)?;
+    let has = |key: &str| {
+        existing
+            .as_ref()
+            .is_some_and(|fs| fs.iter().any(|x| x.name() == key))
+    };
+    let missing: Vec<_> = f.stats.iter().filter(|s| !has(&s.key)).collect();
+    let plan = if missing.is_empty() {
+        plan
+    } else {
+        let mut args = Vec::new();
+        for field in existing.iter().flatten() {
+            args.push(lit(field.name().as_str()));
+            args.push(get_field(column(STATS_COLUMN), field.name().as_str()));
+        }
+        for stat in missing {
+            args.push(lit(stat.key.as_str()));
+            args.push(stat.udf.call(vec![input.clone()]));
+        }
+        let computed = LogicalPlanBuilder::from(plan)
+            .project(with_column(&schema, STATS_COLUMN, named_struct(args)))?
+            .build()?;
+        boundary(
+            computed,
+            Boundary::Stats(op.index),
+            op.name.clone(),
+            "filter",
+            counters,
+        )
+    };
+    let stat_values = f
+        .stats
+        .iter()
+        .map(|s| get_field(column(STATS_COLUMN), s.key.as_str()))
+        .collect();
+    Ok(LogicalPlanBuilder::from(plan)
+        .filter(f.keep.call(stat_values))?
+        .build()?)
+}
+
+/// The directory Data-Juicer's loader joins relative media paths to: the dataset path made
+/// absolute (`os.path.abspath`, as its config does) if it is a directory, else its parent; none
+/// for a glob or a path that does not exist.
+fn dataset_dir(dataset_path: &str) -> Option<String> {
+    let path = std::path::Path::new(dataset_path);
+    if !path.exists() {
+        return None;
+    }
+    let abs = py_abspath(dataset_path)?;
+    if path.is_dir() {
+        return Some(abs);
+    }
+    Some(match abs.rfind('/') {
+        Some(0) | None => "/".to_string(),
+        Some(i) => abs[..i].to_string(),
+    })
+}
+
+/// Python's `os.path.abspath`: joined to the working directory and normalised lexically
+/// (`.` and `..` collapsed, no symlinks resolved).
+fn py_abspath(path: &str) -> Option<String> {
+    let joined = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        py_join(std::env::current_dir().ok()?.to_str()?, path)
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in joined.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(format!("/{}", parts.join("/")))
+}
+
+/// Python's `os.path.join(dir, path)` for a relative `path`.
+fn py_join(dir: &str, path: &str) -> String {
+    if dir.ends_with('/') {
+        format!("{dir}{path}")
+    } else {
+        format!("{dir}/{path}")
+    }
+}
+
+/// Data-Juicer's loader rewrites relative paths in the image / audio / video columns to paths
+/// under the dataset's directory (absolute paths and URLs stay); the export shows the rewritten
+/// paths, and the image filters open them. Returns the projected plan and a label, if any
+/// media column exists.
+fn absolute_media_paths(
+    plan: LogicalPlan,
+    recipe: &Recipe,
+) -> Result<Option<(LogicalPlan, String)>, CompileError> {
+    let schema = plan.schema().clone();
+    let present: Vec<&String> = recipe
+        .media_keys
+        .iter()
+        .filter(|k| {
+            schema.fields().iter().any(|f| {
+                f.name() == *k
+                    && matches!(f.data_type(), DataType::List(item) if item.data_type() == &DataType::Utf8)
+            })
+        })
+        .collect();
+    if present.is_empty() {
+        return Ok(None);
+    }
+    let Some(dir) = dataset_dir(&recipe.dataset_path) else {
+        return Ok(None);
+    };
+    let join_dir = dir.clone();
+    let f = Arc::new(move |args: &[datafusion::arrow::array::ArrayRef]| {
+        use datafusion::arrow::array::{Array, AsArray, ListBuilder, StringBuilder};
+        let lists = args[0].as_list::<i32>();
+        let mut out = ListBuilder::new(StringBuilder::new());
+        for row in 0..lists.len() {
+            if lists.is_null(row) {
+                out.append_null();
+                continue;
+            }
+            let items = lists.value(row);
+            for p in items.as_string::<i32>().iter() {
+                out.values().append_option(p.map(|p| {
+                    if p.starts_with('/') || p.contains("://") {
+                        p.to_string()
+                    } else {
+                        py_join(&join_dir, p)
+                    }
+                }));
+            }
+            out.append(true);
+        }
+        Ok(Arc::new(out.finish()) as datafusion::arrow::array::ArrayRef)
+    });
+    let udf = dj_udfs::udf::FnUdf::new_udf(
+        dj_udfs::udf::UdfIdentity {
+            name: "media_paths_under".into(),
+            config: dir.clone(),
+        },
+        None,
+        f,
+    );
+    let mut exprs = Vec::new();
+    for field in schema.fields() {
+        let name = field.name();
+        if present.contains(&name) {
+            exprs.push(udf.call(vec![column(name)]).alias(name));
+        } else {
+            exprs.push(column(name));
+        }
+    }
+    let plan = LogicalPlanBuilder::from(plan).project(exprs)?.build()?;
+    let names: Vec<&str> = present.iter().map(|s| s.as_str()).collect();
+    Ok(Some((
+        plan,
+        format!("{} paths under {dir}", names.join(", ")),
+    )))
 }

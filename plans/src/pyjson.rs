@@ -119,12 +119,14 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String) {
         DataType::UInt16 => int!(dt::UInt16Type),
         DataType::UInt32 => int!(dt::UInt32Type),
         DataType::UInt64 => int!(dt::UInt64Type),
-        DataType::Float32 => out.push_str(&pyfloat::repr(f64::from(
+        // Data-Juicer's export prints every float after its JSON round trip (10 decimals),
+        // input columns and nested values included, not only stats.
+        DataType::Float32 => out.push_str(&pyfloat::repr(pyfloat::ujson_roundtrip(f64::from(
             col.as_primitive::<dt::Float32Type>().value(row),
-        ))),
-        DataType::Float64 => out.push_str(&pyfloat::repr(
+        )))),
+        DataType::Float64 => out.push_str(&pyfloat::repr(pyfloat::ujson_roundtrip(
             col.as_primitive::<dt::Float64Type>().value(row),
-        )),
+        ))),
         DataType::Utf8 => write_str(col.as_string::<i32>().value(row), out),
         DataType::LargeUtf8 => write_str(col.as_string::<i64>().value(row), out),
         DataType::Utf8View => write_str(col.as_string_view().value(row), out),

@@ -158,6 +158,9 @@ pub struct Recipe {
     pub export_shard_size: u64,
     pub np: usize,
     pub text_keys: Vec<String>,
+    /// `image_key`, `audio_key`, `video_key`: columns of media paths, which Data-Juicer's loader
+    /// makes relative to the dataset's directory.
+    pub media_keys: Vec<String>,
     pub work_dir: Option<String>,
     pub job_id: Option<String>,
     pub executor_type: ExecutorType,
@@ -182,6 +185,9 @@ const READ_KEYS: &[&str] = &[
     "export_shard_size",
     "np",
     "text_keys",
+    "image_key",
+    "audio_key",
+    "video_key",
     "work_dir",
     "job_id",
     "executor_type",
@@ -200,9 +206,6 @@ const ACCEPTED_KEYS: &[&str] = &[
     "export_stats",
     "export_in_parallel",
     "export_original_dataset",
-    "image_key",
-    "audio_key",
-    "video_key",
     "image_special_token",
     "audio_special_token",
     "video_special_token",
@@ -324,6 +327,14 @@ impl Recipe {
             .string(map, "export_path")?
             .unwrap_or_else(|| "./outputs/hello_world/hello_world.jsonl".into());
         let export_shard_size = ctx.uint(map, "export_shard_size")?.unwrap_or(0);
+        let mut media_keys = Vec::new();
+        for (key, default) in [
+            ("image_key", "images"),
+            ("audio_key", "audios"),
+            ("video_key", "videos"),
+        ] {
+            media_keys.push(ctx.string(map, key)?.unwrap_or_else(|| default.into()));
+        }
         let np = ctx.uint(map, "np")?.unwrap_or(4).max(1) as usize;
         let text_keys = match map.get("text_keys") {
             None | Some(Json::Null) => vec!["text".to_string()],
@@ -370,6 +381,7 @@ impl Recipe {
             dataset_path,
             export_path,
             export_shard_size,
+            media_keys,
             np,
             text_keys,
             work_dir: ctx.string(map, "work_dir")?,

@@ -183,6 +183,31 @@ fn missing_text_column_lists_columns() {
 }
 
 #[test]
+fn missing_field_of_a_field_filter_names_what_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    write(
+        &input,
+        "{\"text\": \"hello there\", \"meta\": {\"lang\": \"en\"}}\n",
+    );
+    let out = dir.path().join("out.jsonl");
+    let r = recipe(
+        dir.path(),
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "  - specified_field_filter:\n      field_key: meta.language\n      target_value: [en]\n",
+    );
+    let o = dj_run(&["--config", r.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("process entry 1 (specified_field_filter): field `meta.language` is not in the input (`meta.language` is missing; available: lang)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
 fn unwritable_export_path_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.jsonl");

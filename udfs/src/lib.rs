@@ -13,8 +13,9 @@ pub mod pyfloat;
 pub mod registry;
 pub mod text;
 pub mod udf;
+pub mod value;
 
-pub use operator::{DedupKind, DedupOp, FilterOp, Operator, StatRange};
+pub use operator::{DedupKind, DedupOp, FieldFilterOp, FieldStat, FilterOp, Operator, StatRange};
 pub use params::{ParamError, ParamSpec, ParamType, Params};
 pub use registry::{OpKind, OpSpec, lookup, registry};
 

@@ -16,6 +16,9 @@ pub enum Operator {
     Filter(FilterOp),
     /// Computes a hash column, then a global node keeps one row per hash.
     Deduplicator(DedupOp),
+    /// Copies or computes stats from a non-text field (a dotted path such as `meta.lang`, or the
+    /// image list), then keeps the rows its keep UDF accepts.
+    FieldFilter(FieldFilterOp),
 }
 
 impl Operator {
@@ -24,6 +27,7 @@ impl Operator {
             Operator::Mapper { .. } => OpKind::Mapper,
             Operator::Filter(_) => OpKind::Filter,
             Operator::Deduplicator(_) => OpKind::Deduplicator,
+            Operator::FieldFilter(_) => OpKind::Filter,
         }
     }
 }
@@ -36,6 +40,28 @@ pub struct FilterOp {
     /// Text -> stat (Int64 or Float64).
     pub stat_udf: Arc<ScalarUDF>,
     pub range: StatRange,
+}
+
+/// A filter over a non-text field. Each stat is stored in `__dj__stats__` under its key (unless
+/// the input already has it, as Data-Juicer skips computed stats); the keep UDF is called with the
+/// stat values in order and returns a Boolean per row (null counts as not kept).
+#[derive(Debug, Clone)]
+pub struct FieldFilterOp {
+    /// Dotted path of the field the stats read (`meta.lang` = struct field `lang` of column `meta`).
+    pub field: String,
+    /// A missing field is an error unless optional; an optional one reads as all-null
+    /// (Data-Juicer's image filters treat a sample without `images` as having none).
+    pub optional: bool,
+    pub stats: Vec<FieldStat>,
+    pub keep: Arc<ScalarUDF>,
+}
+
+/// One stat of a [`FieldFilterOp`].
+#[derive(Debug, Clone)]
+pub struct FieldStat {
+    pub key: String,
+    /// Field value -> stat value.
+    pub udf: Arc<ScalarUDF>,
 }
 
 /// Data-Juicer's `Filter.get_keep_boolean`: optional bounds, closedness, and `reversed_range`.

@@ -247,3 +247,77 @@ fn single_array_arg(args: &ScalarFunctionArgs) -> Result<ArrayRef> {
 pub fn map_all(mapper: &dyn TextMapper, texts: &[&str]) -> Vec<String> {
     texts.iter().map(|t| mapper.map(t).into_owned()).collect()
 }
+
+/// A columnar function of a UDF built from a closure: all argument arrays (scalars expanded) ->
+/// one output array of the declared type.
+pub type ArrayFn = dyn Fn(&[ArrayRef]) -> Result<ArrayRef> + Send + Sync;
+
+/// A UDF over arrays of any type, built from a closure; for the field filters, whose inputs
+/// are arbitrary columns rather than text.
+pub struct FnUdf {
+    id: UdfIdentity,
+    /// `None`: the type of the first argument.
+    return_type: Option<DataType>,
+    f: Arc<ArrayFn>,
+    signature: Signature,
+}
+
+impl FnUdf {
+    pub fn new_udf(
+        id: UdfIdentity,
+        return_type: Option<DataType>,
+        f: Arc<ArrayFn>,
+    ) -> Arc<ScalarUDF> {
+        Arc::new(ScalarUDF::new_from_impl(FnUdf {
+            id,
+            return_type,
+            f,
+            signature: Signature::variadic_any(Volatility::Immutable),
+        }))
+    }
+}
+
+impl Debug for FnUdf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnUdf")
+            .field("id", &self.id)
+            .field("return_type", &self.return_type)
+            .finish()
+    }
+}
+
+impl PartialEq for FnUdf {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id && self.return_type == other.return_type
+    }
+}
+impl Eq for FnUdf {}
+impl Hash for FnUdf {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.id.hash(state)
+    }
+}
+
+impl ScalarUDFImpl for FnUdf {
+    fn name(&self) -> &str {
+        &self.id.name
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match (&self.return_type, arg_types.first()) {
+            (Some(t), _) => Ok(t.clone()),
+            (None, Some(t)) => Ok(t.clone()),
+            (None, None) => exec_err!("{} needs an argument", self.id.name),
+        }
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let arrays = args
+            .args
+            .iter()
+            .map(|a| a.to_array(args.number_rows))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ColumnarValue::Array((self.f)(&arrays)?))
+    }
+}

@@ -1,5 +1,7 @@
 //! Filters: a stat per sample into `__dj__stats__`, and a range that keeps samples.
 
+pub mod field;
+pub mod image;
 pub mod length;
 pub mod lines;
 pub mod ratio;
@@ -17,6 +19,11 @@ pub fn specs() -> Vec<crate::registry::OpSpec> {
         words::word_repetition_spec(),
         lines::average_line_length_spec(),
         lines::maximum_line_length_spec(),
+        field::specified_field_spec(),
+        field::specified_numeric_field_spec(),
+        image::image_size_spec(),
+        image::image_aspect_ratio_spec(),
+        image::image_shape_spec(),
     ]
 }
 

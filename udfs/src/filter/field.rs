@@ -1,0 +1,215 @@
+//! Filters over a non-text field: `specified_field_filter` (the value must be one of a list) and
+//! `specified_numeric_field_filter` (the value, as a number, must be in a range). Both copy the
+//! field value into `__dj__stats__` under the dotted field key, as Data-Juicer does.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float64Array, ListArray, StructArray};
+use arrow::datatypes::DataType;
+use datafusion_common::{Result, exec_err};
+use serde_json::{Value, json};
+
+use crate::PY_MAXSIZE;
+use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
+use crate::params::{ParamError, ParamSpec, ParamType, Params};
+use crate::registry::{OpKind, OpSpec};
+use crate::udf::{FnUdf, UdfIdentity};
+use crate::value::{FloatError, cell_value, py_eq, py_float, py_truthy};
+
+pub fn specified_field_spec() -> OpSpec {
+    OpSpec {
+        name: "specified_field_filter",
+        kind: OpKind::Filter,
+        params: || {
+            vec![
+                ParamSpec::new(
+                    "field_key",
+                    ParamType::Str,
+                    json!(""),
+                    "dotted path of the field, e.g. meta.language",
+                ),
+                ParamSpec::new(
+                    "target_value",
+                    ParamType::Any,
+                    json!([]),
+                    "values to keep (every element of a list field must be one)",
+                ),
+            ]
+        },
+        build: build_specified_field,
+        doc: "Keep samples whose field value (each element, for a list) is one of target_value.",
+    }
+}
+
+pub fn specified_numeric_field_spec() -> OpSpec {
+    OpSpec {
+        name: "specified_numeric_field_filter",
+        kind: OpKind::Filter,
+        params: || {
+            vec![
+                ParamSpec::new(
+                    "field_key",
+                    ParamType::Str,
+                    json!(""),
+                    "dotted path of the field, e.g. meta.score",
+                ),
+                ParamSpec::new(
+                    "min_value",
+                    ParamType::Float,
+                    json!(-PY_MAXSIZE),
+                    "minimum value",
+                ),
+                ParamSpec::new(
+                    "max_value",
+                    ParamType::Float,
+                    json!(PY_MAXSIZE),
+                    "maximum value",
+                ),
+            ]
+        },
+        build: build_specified_numeric_field,
+        doc: "Keep samples whose field value is a number (or numeric string) within [min_value, max_value].",
+    }
+}
+
+fn identity(p: &Params, part: &str) -> UdfIdentity {
+    UdfIdentity {
+        name: format!("{}{part}", p.op()),
+        config: p.to_json().to_string(),
+    }
+}
+
+fn field_key(p: &Params) -> Result<String, ParamError> {
+    let key = p.str("field_key").unwrap_or_default();
+    if key.is_empty() {
+        // Data-Juicer fails too (an assertion on the empty key) when it computes the stat.
+        return Err(ParamError::Invalid {
+            op: p.op().to_string(),
+            param: "field_key".into(),
+            message: "must name a field (a dotted path such as meta.language)".into(),
+        });
+    }
+    Ok(key.to_string())
+}
+
+/// The stat of both filters: the field value itself. Float values pass Data-Juicer's ujson
+/// round trip (its stats column is stored as JSON with 10 decimals), nested ones included.
+fn copy_stat(p: &Params, key: String) -> FieldStat {
+    let f = Arc::new(|args: &[ArrayRef]| Ok(ujson_normalize(&args[0])));
+    FieldStat {
+        key,
+        udf: FnUdf::new_udf(identity(p, ""), None, f),
+    }
+}
+
+/// Rebuilds `array` with every Float64 value passed through Data-Juicer's ujson round trip.
+pub fn ujson_normalize(array: &ArrayRef) -> ArrayRef {
+    match array.data_type() {
+        DataType::Float64 => {
+            let a = array.as_primitive::<arrow::datatypes::Float64Type>();
+            Arc::new(a.unary::<_, arrow::datatypes::Float64Type>(crate::pyfloat::ujson_roundtrip))
+                as ArrayRef
+        }
+        DataType::List(field) => {
+            let l = array.as_list::<i32>();
+            let values = ujson_normalize(l.values());
+            Arc::new(ListArray::new(
+                field.clone(),
+                l.offsets().clone(),
+                values,
+                l.nulls().cloned(),
+            ))
+        }
+        DataType::Struct(fields) => {
+            let s = array.as_struct();
+            let cols = s.columns().iter().map(ujson_normalize).collect();
+            Arc::new(StructArray::new(fields.clone(), cols, s.nulls().cloned()))
+        }
+        _ => array.clone(),
+    }
+}
+
+fn build_specified_field(p: &Params) -> Result<Operator, ParamError> {
+    let key = field_key(p)?;
+    let targets: Vec<Value> = match p.raw("target_value") {
+        Value::Array(v) => v.clone(),
+        Value::Null => Vec::new(),
+        other => {
+            return Err(ParamError::Invalid {
+                op: p.op().to_string(),
+                param: "target_value".into(),
+                message: format!("expected a list of values, got {other}"),
+            });
+        }
+    };
+    let reversed = p.bool("reversed_range");
+    let keep = Arc::new(move |args: &[ArrayRef]| -> Result<ArrayRef> {
+        let values = &args[0];
+        let keep: BooleanArray = (0..values.len())
+            .map(|row| {
+                if targets.is_empty() {
+                    return Some(true);
+                }
+                let v = cell_value(values.as_ref(), row);
+                let in_targets = |x: &Value| targets.iter().any(|t| py_eq(x, t));
+                let all = match &v {
+                    Value::Array(items) => items.iter().all(in_targets),
+                    single => in_targets(single),
+                };
+                Some(all != reversed)
+            })
+            .collect();
+        Ok(Arc::new(keep))
+    });
+    Ok(Operator::FieldFilter(FieldFilterOp {
+        field: key.clone(),
+        optional: false,
+        stats: vec![copy_stat(p, key)],
+        keep: FnUdf::new_udf(identity(p, "_keep"), Some(DataType::Boolean), keep),
+    }))
+}
+
+fn build_specified_numeric_field(p: &Params) -> Result<Operator, ParamError> {
+    let key = field_key(p)?;
+    let range = StatRange::from_params(p, p.float("min_value"), p.float("max_value"));
+    let op = p.op().to_string();
+    let field = key.clone();
+    let keep = Arc::new(move |args: &[ArrayRef]| -> Result<ArrayRef> {
+        let values = &args[0];
+        let mut out = Vec::with_capacity(values.len());
+        if let Some(f) = values.as_any().downcast_ref::<Float64Array>() {
+            // Fast path: a float column needs no JSON conversion (0.0 and null are falsy).
+            out.extend(
+                f.iter()
+                    .map(|v| Some(v.is_some_and(|x| x != 0.0 && range.keeps(x)))),
+            );
+            return Ok(Arc::new(BooleanArray::from(out)));
+        }
+        for row in 0..values.len() {
+            let v = cell_value(values.as_ref(), row);
+            // Data-Juicer's is_number: falsy values (0, "", None) are not numbers.
+            let keep = if !py_truthy(&v) {
+                false
+            } else {
+                match py_float(&v) {
+                    Ok(x) => range.keeps(x),
+                    Err(FloatError::Value) => false,
+                    Err(FloatError::Type) => {
+                        return exec_err!(
+                            "{op}: field `{field}` holds {v}, which Python's float() rejects \
+                             (TypeError; Data-Juicer stops here too)"
+                        );
+                    }
+                }
+            };
+            out.push(Some(keep));
+        }
+        Ok(Arc::new(BooleanArray::from(out)))
+    });
+    Ok(Operator::FieldFilter(FieldFilterOp {
+        field: key.clone(),
+        optional: false,
+        stats: vec![copy_stat(p, key)],
+        keep: FnUdf::new_udf(identity(p, "_keep"), Some(DataType::Boolean), keep),
+    }))
+}
