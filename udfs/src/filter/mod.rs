@@ -6,6 +6,7 @@ pub mod length;
 pub mod lines;
 pub mod ratio;
 pub mod repetition;
+pub mod wordlist;
 pub mod words;
 
 /// The filters, in registry order.
@@ -17,6 +18,8 @@ pub fn specs() -> Vec<crate::registry::OpSpec> {
         ratio::special_characters_spec(),
         repetition::character_repetition_spec(),
         words::word_repetition_spec(),
+        wordlist::stopwords_spec(),
+        wordlist::flagged_words_spec(),
         lines::average_line_length_spec(),
         lines::maximum_line_length_spec(),
         field::specified_field_spec(),
