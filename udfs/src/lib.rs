@@ -7,6 +7,7 @@
 pub mod dedup;
 pub mod filter;
 pub mod mapper;
+pub mod numpy_rng;
 pub mod operator;
 pub mod params;
 pub mod pyfloat;
