@@ -123,7 +123,8 @@ impl ExportSpec {
     /// The exported columns of `schema` (stats, tags and hashes dropped unless kept).
     pub fn result_schema(&self, schema: &Schema) -> Schema {
         let keep = |name: &str| {
-            (self.keep_stats || (name != STATS_COLUMN && name != META_COLUMN))
+            name != dj_plans::nodes::ORDER_COLUMN
+                && (self.keep_stats || (name != STATS_COLUMN && name != META_COLUMN))
                 && (self.keep_hashes || !HASH_COLUMNS.contains(&name))
         };
         Schema::new(

@@ -16,5 +16,6 @@ pub mod logging;
 pub mod partitioned;
 pub mod partitioning;
 pub mod progress;
+pub mod ranked;
 pub mod run;
 pub mod sql;

@@ -6,7 +6,6 @@
 //! `executor_type: ray_partitioned` adds the job directory, the event log, checkpoints and resume
 //! ([`run`] dispatches; see [`crate::job`] and [`crate::partitioning`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,9 +15,9 @@ use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
-use dj_plans::compile::{CompiledRecipe, PartitionContext, barriers_for, compile_partition};
+use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
 use dj_plans::nodes::checkpoint::checkpoint_file_name;
-use dj_plans::nodes::{CheckpointListener, CheckpointTarget, Concurrency, DedupBarrier};
+use dj_plans::nodes::{CheckpointListener, CheckpointTarget, Concurrency};
 use dj_plans::recipe::{CheckpointStrategy, ExecutorType, OpConfig, PartitionMode};
 use dj_plans::source::{InputIndex, RowRange, RowRangeTable};
 use dj_plans::{Recipe, planner};
@@ -250,7 +249,7 @@ async fn plan_partitions(
     index: &Arc<InputIndex>,
     ranges: &[RowRange],
     starts: &[Start],
-    barriers: &BTreeMap<usize, Arc<DedupBarrier>>,
+    barriers: &Barriers,
     job: Option<&JobCtx>,
     session: &SessionContext,
 ) -> Result<Vec<PartitionPlan>> {
@@ -262,11 +261,7 @@ async fn plan_partitions(
             Start::Checkpoint { op, path } => {
                 // The schema the plan has after `op`, to read the checkpoint with.
                 let no_checkpoints = |_: &OpConfig| None;
-                let ctx = PartitionContext {
-                    partition: p,
-                    barriers,
-                    checkpoint: &no_checkpoints,
-                };
+                let ctx = barriers.context(p, &no_checkpoints);
                 let upto = compile_partition(
                     recipe,
                     Arc::new(input()),
@@ -308,11 +303,7 @@ async fn plan_partitions(
                 }
             })
         };
-        let ctx = PartitionContext {
-            partition: p,
-            barriers,
-            checkpoint: &checkpoint,
-        };
+        let ctx = barriers.context(p, &checkpoint);
         let compiled = compile_partition(recipe, Arc::new(table), from_input, ops, &ctx)
             .with_context(|| format!("cannot compile recipe {}", recipe.file))?;
         let physical = session.state().create_physical_plan(&compiled.plan).await?;
@@ -341,7 +332,7 @@ pub async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
     let index = Arc::new(build_index(recipe).await?);
     let Partitioning { ranges, sizing } = plan_partitioning(recipe, &index).await?;
     let session = planner::session(1);
-    let barriers = barriers_for(&recipe.process, ranges.len(), None, None);
+    let barriers = Barriers::new(&recipe.process, ranges.len(), None, None);
     let starts = vec![Start::Input; ranges.len()];
     // Checkpoint sinks are shown where the strategy puts them, under an illustrative job dir.
     let job = if recipe.executor_type == ExecutorType::RayPartitioned {
@@ -416,16 +407,14 @@ pub(crate) async fn execute(
     let n = ranges.len();
     let concurrency = Concurrency::new(concurrency_limit(recipe, n), n);
     let keys_dir = job.map(|j| j.paths.checkpoints.as_path());
-    let barriers = barriers_for(&recipe.process, n, keys_dir, Some(&concurrency));
+    let barriers = Barriers::new(&recipe.process, n, keys_dir, Some(&concurrency));
     for (p, start) in starts.iter().enumerate() {
-        if let Start::Checkpoint { op, .. } = start {
-            for (d, barrier) in barriers.range(..=*op) {
-                if !barrier.load_persisted(p)? {
-                    bail!(
-                        "partition {p} resumes after op {op} but the keys of dedup op {d} are missing"
-                    );
-                }
-            }
+        if let Start::Checkpoint { op, .. } = start
+            && let Err(d) = barriers.load_persisted(p, *op)?
+        {
+            bail!(
+                "partition {p} resumes after op {op} but the saved keys of global op {d} are missing"
+            );
         }
     }
     let session = planner::session(1);
@@ -495,15 +484,27 @@ pub(crate) async fn execute(
     let total_rows: u64 = done.iter().map(|(s, _)| s.rows).sum();
     let total_bytes: u64 = done.iter().map(|(s, _)| s.bytes).sum();
     let schema = done[0].1.physical.schema();
-    let mut exporter = Exporter::create(spec, schema, total_rows, total_bytes)?;
-    for (s, _) in &done {
-        if s.rows == 0 {
-            continue;
-        }
-        let reader =
-            StreamReader::try_new(std::io::BufReader::new(std::fs::File::open(&s.path)?), None)?;
-        for batch in reader {
-            exporter.write(&batch?)?;
+    let mut exporter = Exporter::create(spec, schema.clone(), total_rows, total_bytes)?;
+    let staged: Vec<&Path> = done
+        .iter()
+        .filter(|(s, _)| s.rows > 0)
+        .map(|(s, _)| s.path.as_path())
+        .collect();
+    match schema.index_of(dj_plans::nodes::ORDER_COLUMN) {
+        // After a selector the rows go out in the selector's order.
+        Ok(order) => crate::ranked::write_in_rank_order(&staged, order, |b| {
+            exporter.write(b).map_err(anyhow::Error::from)
+        })?,
+        Err(_) => {
+            for path in staged {
+                let reader = StreamReader::try_new(
+                    std::io::BufReader::new(std::fs::File::open(path)?),
+                    None,
+                )?;
+                for batch in reader {
+                    exporter.write(&batch?)?;
+                }
+            }
         }
     }
     let export_files = exporter.finish()?;

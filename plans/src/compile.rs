@@ -19,6 +19,7 @@ use crate::nodes::dedup::{Concurrency, DedupBarrier};
 use crate::nodes::{
     Boundary, CheckpointNode, CheckpointTarget, DedupNode, OpBoundaryNode, OpCounters,
 };
+use crate::nodes::{ORDER_COLUMN, SelectBarrier, SelectNode};
 use crate::recipe::{OpConfig, Recipe};
 
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +52,10 @@ pub enum CompileError {
         missing: String,
         available: String,
     },
+    #[error(
+        "process entry {entry} ({op}): a deduplicator after a selector is not supported yet (the selector reorders rows; put the deduplicator first)"
+    )]
+    DedupAfterSelector { entry: usize, op: String },
     #[error("input column `{STATS_COLUMN}` must be a struct of stats, it is {0}")]
     BadStats(String),
     #[error(transparent)]
@@ -73,6 +78,8 @@ fn column(name: &str) -> Expr {
 pub struct PartitionContext<'a> {
     pub partition: usize,
     pub barriers: &'a BTreeMap<usize, Arc<DedupBarrier>>,
+    /// The selector barriers shared by all partitions (by op index).
+    pub selectors: &'a BTreeMap<usize, Arc<SelectBarrier>>,
     pub checkpoint: &'a dyn Fn(&OpConfig) -> Option<CheckpointTarget>,
 }
 
@@ -82,9 +89,11 @@ pub fn compile(
     table: Arc<dyn TableProvider>,
 ) -> Result<CompiledRecipe, CompileError> {
     let barriers = barriers_for(&recipe.process, 1, None, None);
+    let selectors = selectors_for(&recipe.process, 1, None, None);
     let ctx = PartitionContext {
         partition: 0,
         barriers: &barriers,
+        selectors: &selectors,
         checkpoint: &|_| None,
     };
     compile_partition(recipe, table, true, &recipe.process, &ctx)
@@ -103,6 +112,81 @@ pub fn barriers_for(
                 let dir = dir.map(|d| d.to_path_buf());
                 let barrier =
                     DedupBarrier::new(o.index, d.kind, partitions, dir, concurrency.cloned());
+                Some((o.index, barrier))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The global meeting points of a run: one barrier per dedup op and per selector op.
+pub struct Barriers {
+    pub dedup: BTreeMap<usize, Arc<DedupBarrier>>,
+    pub select: BTreeMap<usize, Arc<SelectBarrier>>,
+}
+
+impl Barriers {
+    pub fn new(
+        ops: &[OpConfig],
+        partitions: usize,
+        dir: Option<&std::path::Path>,
+        concurrency: Option<&Arc<Concurrency>>,
+    ) -> Self {
+        Barriers {
+            dedup: barriers_for(ops, partitions, dir, concurrency),
+            select: selectors_for(ops, partitions, dir, concurrency),
+        }
+    }
+
+    /// Loads the persisted keys / values partition `p` gave every global op up to `op` (it
+    /// resumes after `op`); names the first global op whose file is missing.
+    pub fn load_persisted(&self, p: usize, op: usize) -> std::io::Result<Result<(), usize>> {
+        for (d, barrier) in self.dedup.range(..=op) {
+            if !barrier.load_persisted(p)? {
+                return Ok(Err(*d));
+            }
+        }
+        for (d, barrier) in self.select.range(..=op) {
+            if !barrier.load_persisted(p)? {
+                return Ok(Err(*d));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// The compile context of partition `p`.
+    pub fn context<'a>(
+        &'a self,
+        partition: usize,
+        checkpoint: &'a dyn Fn(&OpConfig) -> Option<CheckpointTarget>,
+    ) -> PartitionContext<'a> {
+        PartitionContext {
+            partition,
+            barriers: &self.dedup,
+            selectors: &self.select,
+            checkpoint,
+        }
+    }
+}
+
+/// One [`SelectBarrier`] per selector op, for `partitions` logical partitions.
+pub fn selectors_for(
+    ops: &[OpConfig],
+    partitions: usize,
+    dir: Option<&std::path::Path>,
+    concurrency: Option<&Arc<Concurrency>>,
+) -> BTreeMap<usize, Arc<SelectBarrier>> {
+    ops.iter()
+        .filter_map(|o| match &o.operator {
+            Operator::Selector(s) => {
+                let dir = dir.map(|d| d.to_path_buf());
+                let barrier = SelectBarrier::new(
+                    o.index,
+                    s.kind.clone(),
+                    partitions,
+                    dir,
+                    concurrency.cloned(),
+                );
                 Some((o.index, barrier))
             }
             _ => None,
@@ -134,11 +218,9 @@ pub fn compile_partition(
         "from checkpoint".to_string()
     };
     let mut load = load;
-    if from_input {
-        if let Some((p, note)) = absolute_media_paths(plan.clone(), recipe)? {
-            plan = p;
-            load = format!("{load}; {note}");
-        }
+    if from_input && let Some((p, note)) = absolute_media_paths(plan.clone(), recipe)? {
+        plan = p;
+        load = format!("{load}; {note}");
     }
     plan = boundary(plan, Boundary::Load, load, "source", &counters);
     for op in ops {
@@ -286,6 +368,17 @@ fn compile_op(
     if let Operator::FieldFilter(f) = &op.operator {
         return compile_field_filter(plan, op, f, counters);
     }
+    if let Operator::Selector(s) = &op.operator {
+        return compile_selector(plan, op, s, ctx);
+    }
+    if matches!(op.operator, Operator::Deduplicator(_))
+        && schema.fields().iter().any(|f| f.name() == ORDER_COLUMN)
+    {
+        return Err(CompileError::DedupAfterSelector {
+            entry: op.index + 1,
+            op: op.name.clone(),
+        });
+    }
     check_text_column(&schema, op)?;
     let text = column(op.text_key());
     let builder = LogicalPlanBuilder::from(plan);
@@ -329,7 +422,7 @@ fn compile_op(
                 None => plan,
             }
         }
-        Operator::FieldFilter(_) => unreachable!("handled above"),
+        Operator::FieldFilter(_) | Operator::Selector(_) => unreachable!("handled above"),
         Operator::Deduplicator(d) => {
             let hashed = builder
                 .project(with_column(
@@ -569,4 +662,61 @@ fn absolute_media_paths(
         plan,
         format!("{} paths under {dir}", names.join(", ")),
     )))
+}
+
+/// A selector: the value column and the order column (kept from an earlier selector, else
+/// null), the global `DjSelect` node, then the value column dropped. A selector without a
+/// `field_key` (other than `random_selector`) passes the dataset unchanged, as in Data-Juicer.
+fn compile_selector(
+    plan: LogicalPlan,
+    op: &OpConfig,
+    s: &dj_udfs::selector::SelectorOp,
+    ctx: &PartitionContext<'_>,
+) -> Result<LogicalPlan, CompileError> {
+    use datafusion::common::ScalarValue;
+    use dj_udfs::selector::{SELECT_KEY_COLUMN, SelectorKind};
+    let schema = plan.schema().clone();
+    let value = match (&s.field, &s.value_udf) {
+        (Some(field), Some(udf)) => match field_expr(&schema, field) {
+            Ok(e) => udf.call(vec![e]),
+            Err((missing, available)) => {
+                return Err(CompileError::MissingField {
+                    entry: op.index + 1,
+                    op: op.name.clone(),
+                    field: field.clone(),
+                    missing,
+                    available,
+                });
+            }
+        },
+        _ if matches!(s.kind, SelectorKind::Random { .. }) => lit(ScalarValue::Float64(None)),
+        _ => return Ok(plan),
+    };
+    let mut exprs = with_column(&schema, SELECT_KEY_COLUMN, value);
+    if !schema.fields().iter().any(|f| f.name() == ORDER_COLUMN) {
+        exprs.push(lit(ScalarValue::UInt64(None)).alias(ORDER_COLUMN));
+    }
+    let with_value = LogicalPlanBuilder::from(plan).project(exprs)?.build()?;
+    let selected = LogicalPlan::Extension(Extension {
+        node: Arc::new(SelectNode {
+            input: with_value,
+            index: op.index,
+            op_name: op.name.clone(),
+            value_column: SELECT_KEY_COLUMN.to_string(),
+            partition: ctx.partition,
+            barrier: ctx
+                .selectors
+                .get(&op.index)
+                .expect("a barrier per selector op")
+                .clone(),
+        }),
+    });
+    let keep: Vec<Expr> = selected
+        .schema()
+        .fields()
+        .iter()
+        .filter(|f| f.name() != SELECT_KEY_COLUMN)
+        .map(|f| column(f.name()))
+        .collect();
+    Ok(LogicalPlanBuilder::from(selected).project(keep)?.build()?)
 }

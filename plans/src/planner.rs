@@ -52,6 +52,16 @@ impl ExtensionPlanner for DjExtensionPlanner {
             )?;
             return Ok(Some(Arc::new(exec)));
         }
+        if let Some(s) = any.downcast_ref::<crate::nodes::SelectNode>() {
+            let exec = crate::nodes::SelectExec::try_new(
+                physical_inputs[0].clone(),
+                &s.value_column,
+                s.op_name.clone(),
+                s.partition,
+                s.barrier.clone(),
+            )?;
+            return Ok(Some(Arc::new(exec)));
+        }
         if let Some(c) = any.downcast_ref::<CheckpointNode>() {
             let exec = CheckpointExec::new(physical_inputs[0].clone(), c.target.clone());
             return Ok(Some(Arc::new(exec)));

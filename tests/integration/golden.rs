@@ -94,3 +94,13 @@ fn pipeline_is_partitioning_independent() {
     check("pipeline", &[("np", "7")]);
     check("document_deduplicator__params", &[("np", "5")]);
 }
+
+/// Selectors decide over all partitions and the export follows their order: the same golden
+/// output with the input cut into several partitions.
+#[test]
+fn selectors_are_partitioning_independent() {
+    check("selector_pipeline", &[("np", "3")]);
+    check("topk_specified_field_selector", &[("np", "4")]);
+    check("range_specified_field_selector", &[("np", "3")]);
+    check("frequency_specified_field_selector", &[("np", "5")]);
+}

@@ -37,10 +37,13 @@ struct Job {
 
 impl Job {
     fn new() -> Job {
+        Job::with_recipe(RECIPE)
+    }
+    fn with_recipe(recipe: &str) -> Job {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data.jsonl");
         std::fs::copy(repo().join("tests/golden/corpus.jsonl"), &data).unwrap();
-        let text = RECIPE
+        let text = recipe
             .replace("DATA", data.to_str().unwrap())
             .replace(
                 "EXPORT",
@@ -757,4 +760,38 @@ fn auto_partitioning_records_its_decision() {
             .iter()
             .any(|r| r.as_str().unwrap().starts_with("complexity: "))
     );
+}
+
+/// Selectors are global like dedup: their per-partition values are saved, so a job killed after
+/// some partitions passed the selector (jsonl checkpoints: the order column comes back as Int64)
+/// resumes to the uninterrupted export, in the selector's order.
+#[test]
+fn kill_9_then_resume_through_selectors() {
+    let recipe = RECIPE
+        .replace("  strategy: every_op", "  strategy: every_op\nintermediate_storage:\n  format: jsonl")
+        .replace(
+            "  - document_deduplicator:\n      lowercase: true\n",
+            "  - document_deduplicator:\n      lowercase: true\n  - topk_specified_field_selector:\n      field_key: meta.id\n      topk: 60\n  - random_selector:\n      select_num: 40\n",
+        );
+    let reference = Job::with_recipe(&recipe);
+    let (_, want) = fresh(&reference);
+    assert!(want.lines().count() > 10, "{want}");
+    for n in [6, 12, 18, 24] {
+        let job = Job::with_recipe(&recipe);
+        let id = format!("kill_{n}");
+        let mut child = job
+            .command(&["--job_id", &id])
+            .env("DJ_EVENT_DELAY_MS", "15")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        if wait_for_events(&job.job_dir(&id), n, &mut child) {
+            child.kill().unwrap();
+        }
+        child.wait().unwrap();
+        let out = job.run(&["--resume", &id]);
+        ok(&out);
+        assert_eq!(job.export(), want, "after kill at event {n}");
+    }
 }

@@ -12,6 +12,7 @@ pub mod operator;
 pub mod params;
 pub mod pyfloat;
 pub mod registry;
+pub mod selector;
 pub mod text;
 pub mod udf;
 pub mod value;

@@ -19,6 +19,8 @@ pub enum Operator {
     /// Copies or computes stats from a non-text field (a dotted path such as `meta.lang`, or the
     /// image list), then keeps the rows its keep UDF accepts.
     FieldFilter(FieldFilterOp),
+    /// Reads a value per row; a global node keeps and reorders rows by all rows' values.
+    Selector(crate::selector::SelectorOp),
 }
 
 impl Operator {
@@ -28,6 +30,7 @@ impl Operator {
             Operator::Filter(_) => OpKind::Filter,
             Operator::Deduplicator(_) => OpKind::Deduplicator,
             Operator::FieldFilter(_) => OpKind::Filter,
+            Operator::Selector(_) => OpKind::Selector,
         }
     }
 }

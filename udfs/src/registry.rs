@@ -10,7 +10,7 @@ use crate::operator::Operator;
 use crate::params::{
     ParamError, ParamSpec, Params, base_params, closest_names, filter_base_params,
 };
-use crate::{dedup, filter, mapper};
+use crate::{dedup, filter, mapper, selector};
 
 /// Data-Juicer's operator categories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,6 +18,7 @@ pub enum OpKind {
     Mapper,
     Filter,
     Deduplicator,
+    Selector,
 }
 
 impl OpKind {
@@ -26,6 +27,7 @@ impl OpKind {
             OpKind::Mapper => "mapper",
             OpKind::Filter => "filter",
             OpKind::Deduplicator => "deduplicator",
+            OpKind::Selector => "selector",
         }
     }
 }
@@ -78,6 +80,7 @@ pub fn registry() -> &'static [OpSpec] {
         let mut all = mapper::specs();
         all.extend(filter::specs());
         all.extend(dedup::specs());
+        all.extend(selector::specs());
         all
     });
     &REGISTRY

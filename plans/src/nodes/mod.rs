@@ -53,9 +53,11 @@ macro_rules! unary_exec_methods {
 pub mod checkpoint;
 pub mod dedup;
 pub mod op_boundary;
+pub mod select;
 
 pub use checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
 pub use dedup::{Concurrency, DedupBarrier, DedupExec, DedupNode};
 pub use op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
+pub use select::{ORDER_COLUMN, SelectBarrier, SelectExec, SelectNode};

@@ -94,7 +94,7 @@ pub(crate) mod test_support {
             Operator::Mapper { udf } => udf,
             Operator::Filter(f) => &f.stat_udf,
             Operator::Deduplicator(d) => &d.hash_udf,
-            Operator::FieldFilter(_) => panic!("a field filter has no text UDF"),
+            Operator::FieldFilter(_) | Operator::Selector(_) => panic!("no text UDF"),
         }
     }
 

@@ -1,0 +1,472 @@
+//! `DjSelect`: a global selector (Data-Juicer's `*_selector` ops). Every partition's `SelectExec`
+//! spills its rows, hands each row's (dataset-order key, selector value) to the op's shared
+//! [`SelectBarrier`] and waits for all partitions; the decision over all rows in dataset order
+//! gives each surviving row its output rank, written to the `__dj__order` column, by which the
+//! export is sorted. Values are persisted like dedup keys, so resumed partitions take part.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, UInt64Array};
+use datafusion::arrow::compute::filter_record_batch;
+use datafusion::arrow::datatypes::{DataType, Float64Type, UInt64Type};
+use datafusion::arrow::ipc::reader::StreamReader;
+use datafusion::arrow::ipc::writer::StreamWriter;
+use datafusion::common::{DFSchemaRef, DataFusionError, Result};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
+use dj_udfs::selector::{SelectValue, SelectorKind};
+use futures::StreamExt;
+use tokio::sync::Notify;
+
+use super::dedup::Concurrency;
+
+/// Output rank of each row after a selector; the export sorts by it. Never exported.
+pub const ORDER_COLUMN: &str = "__dj__order";
+
+/// One partition's rows at a selector: dataset-order key and value per row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SelectRows {
+    order: Vec<u64>,
+    values: Vec<SelectValue>,
+}
+
+/// Output ranks per partition and row.
+type Ranks = Arc<Vec<Vec<u64>>>;
+
+/// Rank of a row that does not survive.
+const DROPPED: u64 = u64::MAX;
+
+/// Output ranks per partition and row (`DROPPED` for rows not selected).
+fn decide(kind: &SelectorKind, parts: &[SelectRows]) -> Vec<Vec<u64>> {
+    let mut rows: Vec<(u64, usize, usize)> = Vec::new();
+    for (p, part) in parts.iter().enumerate() {
+        rows.extend(part.order.iter().enumerate().map(|(i, o)| (*o, p, i)));
+    }
+    rows.sort_unstable();
+    let values: Vec<SelectValue> = rows.iter().map(|&(_, p, i)| parts[p].values[i]).collect();
+    let mut ranks: Vec<Vec<u64>> = parts.iter().map(|p| vec![DROPPED; p.order.len()]).collect();
+    match kind.select(&values) {
+        None => {
+            for (r, &(_, p, i)) in rows.iter().enumerate() {
+                ranks[p][i] = r as u64;
+            }
+        }
+        Some(picked) => {
+            for (r, j) in picked.into_iter().enumerate() {
+                let (_, p, i) = rows[j];
+                ranks[p][i] = r as u64;
+            }
+        }
+    }
+    ranks
+}
+
+/// The meeting point of all partitions at one selector op.
+pub struct SelectBarrier {
+    kind: SelectorKind,
+    partitions: usize,
+    dir: Option<PathBuf>,
+    op_index: usize,
+    /// Each partition's rows once submitted, and the ranks once all are.
+    state: Mutex<(Vec<Option<SelectRows>>, Option<Ranks>)>,
+    notify: Notify,
+    concurrency: Option<Arc<Concurrency>>,
+}
+
+impl fmt::Debug for SelectBarrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SelectBarrier")
+            .field("op_index", &self.op_index)
+            .field("partitions", &self.partitions)
+            .finish()
+    }
+}
+
+impl SelectBarrier {
+    pub fn new(
+        op_index: usize,
+        kind: SelectorKind,
+        partitions: usize,
+        dir: Option<PathBuf>,
+        concurrency: Option<Arc<Concurrency>>,
+    ) -> Arc<Self> {
+        Arc::new(SelectBarrier {
+            kind,
+            partitions,
+            dir,
+            op_index,
+            state: Mutex::new((vec![None; partitions], None)),
+            notify: Notify::new(),
+            concurrency,
+        })
+    }
+
+    /// File holding partition `p`'s selector values.
+    pub fn values_path(&self, p: usize) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| {
+            d.join(format!(
+                "select_values_op_{:04}_partition_{p:04}.bin",
+                self.op_index
+            ))
+        })
+    }
+
+    /// Loads the persisted values of partition `p` (one resuming past this op); false if none.
+    pub fn load_persisted(&self, p: usize) -> std::io::Result<bool> {
+        let Some(path) = self.values_path(p) else {
+            return Ok(false);
+        };
+        if !path.exists() {
+            return Ok(false);
+        }
+        let rows = read_rows(&path)?;
+        self.submit(p, rows);
+        Ok(true)
+    }
+
+    fn submit(&self, p: usize, rows: SelectRows) {
+        let mut st = self.state.lock().unwrap();
+        st.0[p] = Some(rows);
+        if st.0.iter().all(Option::is_some) && st.1.is_none() {
+            let parts: Vec<SelectRows> = st.0.iter().map(|r| r.clone().unwrap()).collect();
+            st.1 = Some(Arc::new(decide(&self.kind, &parts)));
+            self.notify.notify_waiters();
+        }
+    }
+
+    async fn arrive(&self, p: usize, rows: SelectRows) -> Result<Vec<u64>> {
+        if let Some(path) = self.values_path(p) {
+            write_rows_atomic(&path, &rows)?;
+        }
+        if let Some(c) = &self.concurrency {
+            c.release(p);
+        }
+        self.submit(p, rows);
+        let ranks = loop {
+            let notified = self.notify.notified();
+            if let Some(r) = self.state.lock().unwrap().1.clone() {
+                break r[p].clone();
+            }
+            notified.await;
+        };
+        if let Some(c) = &self.concurrency {
+            c.acquire(p).await;
+        }
+        Ok(ranks)
+    }
+}
+
+/// Values file: per row the u64 order key, a tag byte (0 none, 1 number, 2 group) and 16 bytes.
+fn write_rows_atomic(path: &std::path::Path, rows: &SelectRows) -> std::io::Result<()> {
+    let (atomic, file) = crate::atomic::AtomicFile::create(path)?;
+    let mut w = std::io::BufWriter::new(file);
+    for (o, v) in rows.order.iter().zip(&rows.values) {
+        w.write_all(&o.to_le_bytes())?;
+        let (tag, bits) = match v {
+            SelectValue::None => (0u8, 0u128),
+            SelectValue::Number(x) => (1, x.to_bits() as u128),
+            SelectValue::Group(g) => (2, *g),
+        };
+        w.write_all(&[tag])?;
+        w.write_all(&bits.to_le_bytes())?;
+    }
+    atomic.commit(w.into_inner().map_err(|e| e.into_error())?)
+}
+
+fn read_rows(path: &std::path::Path) -> std::io::Result<SelectRows> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    if bytes.len() % 25 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{}: truncated selector value file",
+            path.display()
+        )));
+    }
+    let mut rows = SelectRows::default();
+    for rec in bytes.chunks_exact(25) {
+        rows.order
+            .push(u64::from_le_bytes(rec[..8].try_into().unwrap()));
+        let bits = u128::from_le_bytes(rec[9..].try_into().unwrap());
+        rows.values.push(match rec[8] {
+            1 => SelectValue::Number(f64::from_bits(bits as u64)),
+            2 => SelectValue::Group(bits),
+            _ => SelectValue::None,
+        });
+    }
+    Ok(rows)
+}
+
+/// Logical selector after op `index`, for logical partition `partition`. Its input carries the
+/// value column and the order column; the node keeps the schema.
+#[derive(Debug, Clone)]
+pub struct SelectNode {
+    pub input: LogicalPlan,
+    pub index: usize,
+    pub op_name: String,
+    pub value_column: String,
+    pub partition: usize,
+    pub barrier: Arc<SelectBarrier>,
+}
+
+impl PartialEq for SelectNode {
+    fn eq(&self, o: &Self) -> bool {
+        (self.index, &self.op_name, self.partition) == (o.index, &o.op_name, o.partition)
+            && self.input == o.input
+    }
+}
+impl Eq for SelectNode {}
+impl std::hash::Hash for SelectNode {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.index, &self.op_name, self.partition).hash(state);
+        self.input.hash(state);
+    }
+}
+impl PartialOrd for SelectNode {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        (self.index, &self.op_name, self.partition).partial_cmp(&(o.index, &o.op_name, o.partition))
+    }
+}
+
+impl UserDefinedLogicalNodeCore for SelectNode {
+    fn name(&self) -> &str {
+        "DjSelect"
+    }
+    fn inputs(&self) -> Vec<&LogicalPlan> {
+        vec![&self.input]
+    }
+    fn schema(&self) -> &DFSchemaRef {
+        self.input.schema()
+    }
+    fn expressions(&self) -> Vec<Expr> {
+        vec![]
+    }
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "DjSelect: #{} {} rank rows by {} across {} partitions",
+            self.index, self.op_name, self.value_column, self.barrier.partitions
+        )
+    }
+    fn with_exprs_and_inputs(&self, _e: Vec<Expr>, mut inputs: Vec<LogicalPlan>) -> Result<Self> {
+        Ok(SelectNode {
+            input: inputs.swap_remove(0),
+            ..self.clone()
+        })
+    }
+}
+
+/// Physical side of [`SelectNode`].
+pub struct SelectExec {
+    input: Arc<dyn ExecutionPlan>,
+    value_index: usize,
+    order_index: usize,
+    pub op_name: String,
+    partition: usize,
+    barrier: Arc<SelectBarrier>,
+}
+
+impl fmt::Debug for SelectExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SelectExec")
+            .field("op_name", &self.op_name)
+            .field("partition", &self.partition)
+            .finish()
+    }
+}
+
+impl SelectExec {
+    pub fn try_new(
+        input: Arc<dyn ExecutionPlan>,
+        value_column: &str,
+        op_name: String,
+        partition: usize,
+        barrier: Arc<SelectBarrier>,
+    ) -> Result<Self> {
+        let value_index = input.schema().index_of(value_column)?;
+        let order_index = input.schema().index_of(ORDER_COLUMN)?;
+        Ok(SelectExec {
+            input,
+            value_index,
+            order_index,
+            op_name,
+            partition,
+            barrier,
+        })
+    }
+}
+
+impl DisplayAs for SelectExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "SelectExec: {} (global barrier over {} partitions)",
+            self.op_name, self.barrier.partitions
+        )
+    }
+}
+
+fn group_key(s: &str) -> u128 {
+    u128::from_le_bytes(
+        blake3::hash(s.as_bytes()).as_bytes()[..16]
+            .try_into()
+            .unwrap(),
+    )
+}
+
+/// Appends each row's order key (its `__dj__order`, or partition and row index before any
+/// selector) and value.
+fn rows_of(
+    batch: &RecordBatch,
+    value_index: usize,
+    order_index: usize,
+    partition: usize,
+    out: &mut SelectRows,
+) -> Result<()> {
+    // A JSON checkpoint reads the order column back as Int64.
+    let order = datafusion::arrow::compute::cast(batch.column(order_index), &DataType::UInt64)?;
+    let order = order.as_primitive::<UInt64Type>();
+    let value = batch.column(value_index);
+    for row in 0..batch.num_rows() {
+        let key = if order.is_valid(row) {
+            order.value(row)
+        } else {
+            ((partition as u64) << 40) | out.order.len() as u64
+        };
+        out.order.push(key);
+        let v = if value.is_null(row) {
+            SelectValue::None
+        } else {
+            match value.data_type() {
+                DataType::Float64 => {
+                    SelectValue::Number(value.as_primitive::<Float64Type>().value(row))
+                }
+                DataType::Utf8 => {
+                    SelectValue::Group(group_key(value.as_string::<i32>().value(row)))
+                }
+                DataType::Null => SelectValue::None,
+                other => {
+                    return Err(DataFusionError::Execution(format!(
+                        "selector value column must be Float64 or Utf8, got {other}"
+                    )));
+                }
+            }
+        };
+        out.values.push(v);
+    }
+    Ok(())
+}
+
+impl ExecutionPlan for SelectExec {
+    unary_exec_methods!("SelectExec", |this, child| SelectExec::try_new(
+        child,
+        this.input.schema().field(this.value_index).name(),
+        this.op_name.clone(),
+        this.partition,
+        this.barrier.clone()
+    )?);
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let mut input = self.input.execute(partition, context)?;
+        let (barrier, value_index, order_index, logical) = (
+            self.barrier.clone(),
+            self.value_index,
+            self.order_index,
+            self.partition,
+        );
+        let schema = self.schema();
+        let mut builder = RecordBatchReceiverStreamBuilder::new(schema.clone(), 2);
+        let tx = builder.tx();
+        builder.spawn(async move {
+            let mut rows = SelectRows::default();
+            let mut writer: Option<StreamWriter<std::io::BufWriter<std::fs::File>>> = None;
+            while let Some(batch) = input.next().await {
+                let batch = batch?;
+                if batch.num_rows() == 0 {
+                    continue;
+                }
+                rows_of(&batch, value_index, order_index, logical, &mut rows)?;
+                if writer.is_none() {
+                    writer = Some(StreamWriter::try_new(
+                        std::io::BufWriter::new(tempfile::tempfile()?),
+                        &batch.schema(),
+                    )?);
+                }
+                writer.as_mut().unwrap().write(&batch)?;
+            }
+            let ranks = barrier.arrive(logical, rows).await?;
+            let Some(mut w) = writer else { return Ok(()) };
+            w.finish()?;
+            let mut file = w
+                .into_inner()?
+                .into_inner()
+                .map_err(|e| DataFusionError::IoError(e.into_error()))?;
+            std::io::Seek::rewind(&mut file)?;
+            tokio::task::spawn_blocking(move || -> Result<()> {
+                let reader = StreamReader::try_new(std::io::BufReader::new(file), None)?;
+                let mut offset = 0;
+                for batch in reader {
+                    let batch = batch?;
+                    let n = batch.num_rows();
+                    let part = &ranks[offset..offset + n];
+                    offset += n;
+                    let order: ArrayRef = Arc::new(UInt64Array::from(part.to_vec()));
+                    let mut cols = batch.columns().to_vec();
+                    cols[order_index] = order;
+                    let ranked = RecordBatch::try_new(schema.clone(), cols)?;
+                    let mask: BooleanArray = part.iter().map(|r| Some(*r != DROPPED)).collect();
+                    let kept = filter_record_batch(&ranked, &mask)?;
+                    if kept.num_rows() > 0 && tx.blocking_send(Ok(kept)).is_err() {
+                        break;
+                    }
+                }
+                Ok(())
+            })
+            .await
+            .map_err(|e| DataFusionError::External(Box::new(e)))??;
+            Ok(())
+        });
+        Ok(builder.build())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_follow_dataset_order_across_partitions() {
+        let kind = SelectorKind::TopK {
+            top_ratio: None,
+            topk: Some(3),
+            reverse: true,
+        };
+        let part = |p: u64, v: &[f64]| SelectRows {
+            order: (0..v.len() as u64).map(|i| (p << 40) | i).collect(),
+            values: v.iter().map(|x| SelectValue::Number(*x)).collect(),
+        };
+        // Dataset: [1, 5, 3 | 5, 0]: top 3 = rows 1, 3 (tie: earlier first), 2.
+        let ranks = decide(&kind, &[part(0, &[1.0, 5.0, 3.0]), part(1, &[5.0, 0.0])]);
+        assert_eq!(ranks, vec![vec![DROPPED, 0, 2], vec![1, DROPPED]]);
+    }
+
+    #[test]
+    fn values_survive_a_round_trip_through_their_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.bin");
+        let rows = SelectRows {
+            order: vec![7, 1 << 40],
+            values: vec![SelectValue::Number(-2.5), SelectValue::Group(99)],
+        };
+        write_rows_atomic(&path, &rows).unwrap();
+        assert_eq!(read_rows(&path).unwrap(), rows);
+    }
+}
