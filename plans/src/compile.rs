@@ -532,11 +532,15 @@ fn compile_field_filter(
             counters,
         )
     };
-    let stat_values = f
-        .stats
-        .iter()
-        .map(|s| get_field(column(STATS_COLUMN), s.key.as_str()))
-        .collect();
+    // A filter without stats (suffix_filter) tests the field itself.
+    let stat_values = if f.stats.is_empty() {
+        vec![input]
+    } else {
+        f.stats
+            .iter()
+            .map(|s| get_field(column(STATS_COLUMN), s.key.as_str()))
+            .collect()
+    };
     Ok(LogicalPlanBuilder::from(plan)
         .filter(f.keep.call(stat_values))?
         .build()?)

@@ -92,6 +92,15 @@ def image_rows():
     return rows
 
 
+def suffix_rows():
+    """Rows as Data-Juicer's loaders tag them with their file suffix (`__dj__suffix__`)."""
+    suffixes = [".jsonl", ".txt", ".md", ".json", ".jsonl.zst", ".TXT", ".txt"]
+    return [
+        {"text": f"Row {i} came from a {s} file.", "__dj__suffix__": s, "meta": {"id": i}}
+        for i, s in enumerate(suffixes * 3)
+    ]
+
+
 def write(name, rows):
     with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
         for r in rows:
@@ -104,3 +113,4 @@ if __name__ == "__main__":
     for name, (w, h) in IMAGES.items():
         png(os.path.join(HERE, "images", name), w, h)
     write("corpus_images.jsonl", image_rows())
+    write("corpus_suffix.jsonl", suffix_rows())

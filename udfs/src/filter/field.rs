@@ -41,6 +41,60 @@ pub fn specified_field_spec() -> OpSpec {
     }
 }
 
+pub fn suffix_spec() -> OpSpec {
+    OpSpec {
+        name: "suffix_filter",
+        kind: OpKind::Filter,
+        params: || {
+            vec![ParamSpec::new(
+                "suffixes",
+                ParamType::StrList,
+                json!([]),
+                "suffixes to keep, e.g. ['.txt', '.md'] (empty: keep all)",
+            )]
+        },
+        build: build_suffix,
+        doc: "Keep samples whose `__dj__suffix__` is one of suffixes.",
+    }
+}
+
+/// Data-Juicer's `suffix_filter` reads the `__dj__suffix__` column (its loaders' `add_suffix`
+/// output; Data-Juicer 1.6.1's config does not accept `add_suffix`, so the column comes with the
+/// data) and compares it exactly, writing no stat.
+fn build_suffix(p: &Params) -> Result<Operator, ParamError> {
+    let suffixes: Vec<String> = match p.raw("suffixes") {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(v) => v
+            .iter()
+            .filter_map(|x| x.as_str().map(String::from))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let reversed = p.bool("reversed_range");
+    let keep = Arc::new(move |args: &[ArrayRef]| -> Result<ArrayRef> {
+        let values = &args[0];
+        let keep: BooleanArray = (0..values.len())
+            .map(|row| {
+                if suffixes.is_empty() {
+                    return Some(true);
+                }
+                let hit = matches!(cell_value(values.as_ref(), row), Value::String(s) if suffixes.contains(&s));
+                Some(hit != reversed)
+            })
+            .collect();
+        Ok(Arc::new(keep))
+    });
+    Ok(Operator::FieldFilter(FieldFilterOp {
+        field: SUFFIX_COLUMN.to_string(),
+        optional: false,
+        stats: Vec::new(),
+        keep: FnUdf::new_udf(identity(p, "_keep"), Some(DataType::Boolean), keep),
+    }))
+}
+
+/// Data-Juicer's `Fields.suffix`.
+pub const SUFFIX_COLUMN: &str = "__dj__suffix__";
+
 pub fn specified_numeric_field_spec() -> OpSpec {
     OpSpec {
         name: "specified_numeric_field_filter",

@@ -22,6 +22,7 @@ pub fn specs() -> Vec<crate::registry::OpSpec> {
         wordlist::flagged_words_spec(),
         lines::average_line_length_spec(),
         lines::maximum_line_length_spec(),
+        field::suffix_spec(),
         field::specified_field_spec(),
         field::specified_numeric_field_spec(),
         image::image_size_spec(),
