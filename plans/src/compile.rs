@@ -88,35 +88,14 @@ pub fn compile(
     recipe: &Recipe,
     table: Arc<dyn TableProvider>,
 ) -> Result<CompiledRecipe, CompileError> {
-    let barriers = barriers_for(&recipe.process, 1, None, None);
-    let selectors = selectors_for(&recipe.process, 1, None, None);
-    let ctx = PartitionContext {
-        partition: 0,
-        barriers: &barriers,
-        selectors: &selectors,
-        checkpoint: &|_| None,
-    };
-    compile_partition(recipe, table, true, &recipe.process, &ctx)
-}
-
-/// One [`DedupBarrier`] per deduplicator op, for `partitions` logical partitions.
-pub fn barriers_for(
-    ops: &[OpConfig],
-    partitions: usize,
-    dir: Option<&std::path::Path>,
-    concurrency: Option<&Arc<Concurrency>>,
-) -> BTreeMap<usize, Arc<DedupBarrier>> {
-    ops.iter()
-        .filter_map(|o| match &o.operator {
-            Operator::Deduplicator(d) => {
-                let dir = dir.map(|d| d.to_path_buf());
-                let barrier =
-                    DedupBarrier::new(o.index, d.kind, partitions, dir, concurrency.cloned());
-                Some((o.index, barrier))
-            }
-            _ => None,
-        })
-        .collect()
+    let barriers = Barriers::new(&recipe.process, 1, None, None);
+    compile_partition(
+        recipe,
+        table,
+        true,
+        &recipe.process,
+        &barriers.context(0, &|_| None),
+    )
 }
 
 /// The global meeting points of a run: one barrier per dedup op and per selector op.
@@ -132,10 +111,32 @@ impl Barriers {
         dir: Option<&std::path::Path>,
         concurrency: Option<&Arc<Concurrency>>,
     ) -> Self {
-        Barriers {
-            dedup: barriers_for(ops, partitions, dir, concurrency),
-            select: selectors_for(ops, partitions, dir, concurrency),
+        let mut barriers = Barriers {
+            dedup: BTreeMap::new(),
+            select: BTreeMap::new(),
+        };
+        let dir = || dir.map(|d| d.to_path_buf());
+        for o in ops {
+            match &o.operator {
+                Operator::Deduplicator(d) => {
+                    let b =
+                        DedupBarrier::new(o.index, d.kind, partitions, dir(), concurrency.cloned());
+                    barriers.dedup.insert(o.index, b);
+                }
+                Operator::Selector(s) => {
+                    let b = SelectBarrier::new(
+                        o.index,
+                        s.kind.clone(),
+                        partitions,
+                        dir(),
+                        concurrency.cloned(),
+                    );
+                    barriers.select.insert(o.index, b);
+                }
+                _ => {}
+            }
         }
+        barriers
     }
 
     /// Loads the persisted keys / values partition `p` gave every global op up to `op` (it
@@ -167,31 +168,6 @@ impl Barriers {
             checkpoint,
         }
     }
-}
-
-/// One [`SelectBarrier`] per selector op, for `partitions` logical partitions.
-pub fn selectors_for(
-    ops: &[OpConfig],
-    partitions: usize,
-    dir: Option<&std::path::Path>,
-    concurrency: Option<&Arc<Concurrency>>,
-) -> BTreeMap<usize, Arc<SelectBarrier>> {
-    ops.iter()
-        .filter_map(|o| match &o.operator {
-            Operator::Selector(s) => {
-                let dir = dir.map(|d| d.to_path_buf());
-                let barrier = SelectBarrier::new(
-                    o.index,
-                    s.kind.clone(),
-                    partitions,
-                    dir,
-                    concurrency.cloned(),
-                );
-                Some((o.index, barrier))
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 /// Compiles `ops` (the tail of the process list still to run for this partition) over `table`.
