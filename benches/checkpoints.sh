@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Checkpoint overhead (every_op, every_n_ops, disabled on the same recipe and data) and the time of
-# a resume after a kill at about 80% of the partitions, against a full run.
-# Usage: benches/checkpoints.sh [SIZE_MB]   (default 512)
+# Checkpoint overhead (every_op, every_n_ops with n=5, disabled on the same 10-op recipe and data)
+# and the time of a resume after a kill at about 80% of the partitions, against a full run.
+# Data: ROWS documents of gen_apt_corpus.py.
+# Usage: benches/checkpoints.sh [ROWS]   (default 1000000)
 source "$(dirname "$0")/common.sh"
 build
-mb=${1:-512}
-input=$WORK/corpus_${mb}mb.jsonl
-data "$input" "$mb"
+rows=${1:-1000000}
+input=$WORK/apt_${rows}.jsonl
+[ -s "$input" ] || python3 "$ROOT/benches/gen_apt_corpus.py" "$input" "$rows" >&2
 recipe() {
   cat > "$WORK/ckpt_$1.yaml" <<YAML
 dataset_path: $input
@@ -19,15 +20,19 @@ partition:
   num_of_partitions: 10
 checkpoint:
   strategy: $1
-  n_ops: 3
+  n_ops: 5
 process:
   - whitespace_normalization_mapper:
+  - punctuation_normalization_mapper:
   - clean_email_mapper:
   - clean_links_mapper:
+  - remove_long_words_mapper:
   - text_length_filter:
       min_len: 50
   - words_num_filter:
       min_num: 10
+  - alphanumeric_filter:
+  - special_characters_filter:
   - character_repetition_filter:
 YAML
 }

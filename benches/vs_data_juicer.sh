@@ -1,40 +1,55 @@
 #!/usr/bin/env bash
 # dj-fusion against the real Python Data-Juicer (../shared/tools/dj-reference) on the same recipe
-# and data, in one run: wall time, peak RSS and the throughput ratio, and a byte comparison of the
-# two exports. Recipes: cheap mappers, filter-heavy, exact dedup.
-# Usage: benches/vs_data_juicer.sh [SIZE_MB]   (default 64)
+# and data, in one run: wall time, peak RSS, the throughput ratio, and a byte comparison of the
+# two exports. Data: ROWS documents of real text from Debian's package descriptions
+# (gen_apt_corpus.py; needs `apt-get update` once). Recipes: cheap mappers, filter-heavy, MinHash
+# dedup, exact dedup. Both sides run with `np: 2` on this 2-core machine.
+# Usage: benches/vs_data_juicer.sh [ROWS] [RECIPE...]   (default 100000; all recipes)
 source "$(dirname "$0")/common.sh"
 build
-mb=${1:-64}
-input=$WORK/corpus_${mb}mb.jsonl
-data "$input" "$mb"
+rows=${1:-100000}; shift || true
+recipes=${*:-mappers filters minhash dedup}
+input=$WORK/apt_${rows}.jsonl
+[ -s "$input" ] || python3 "$ROOT/benches/gen_apt_corpus.py" "$input" "$rows" >&2
 ref=${DJ_REFERENCE:-$ROOT/../shared/tools/dj-reference}
-recipe() {  # recipe NAME OUT PROCESS
-  printf 'project_name: %s\ndataset_path: %s\nexport_path: %s\nnp: 2\nopen_tracer: false\nprocess:\n%s\n' "$1" "$input" "$2" "$3" > "$WORK/vs_$1_$4.yaml"
-}
+mkdir -p "$WORK/out"
 declare -A PROCESS
 PROCESS[mappers]='  - whitespace_normalization_mapper:
   - punctuation_normalization_mapper:
   - clean_email_mapper:
-  - clean_links_mapper:'
+  - clean_links_mapper:
+  - clean_ip_mapper:
+  - remove_long_words_mapper:'
 PROCESS[filters]='  - text_length_filter:
       min_len: 50
   - words_num_filter:
       min_num: 10
   - alphanumeric_filter:
   - special_characters_filter:
-  - character_repetition_filter:'
+  - character_repetition_filter:
+  - word_repetition_filter:
+  - average_line_length_filter:
+  - maximum_line_length_filter:
+      max_len: 1000'
+PROCESS[minhash]='  - document_minhash_deduplicator:'
 PROCESS[dedup]='  - whitespace_normalization_mapper:
   - document_deduplicator:
       lowercase: true
       ignore_non_character: true'
-for name in mappers filters dedup; do
-  recipe "$name" "$WORK/out/vs_${name}_dj.jsonl" "${PROCESS[$name]}" dj
-  recipe "$name" "$WORK/out/vs_${name}_py.jsonl" "${PROCESS[$name]}" py
-  a=$(measure "dj-fusion $name ${mb}MB" "$BIN/dj-run" --config "$WORK/vs_${name}_dj.yaml")
-  b=$(measure "data-juicer $name ${mb}MB" "$ref" "$WORK/vs_${name}_py.yaml")
+for name in $recipes; do
+  for side in dj py; do
+    printf 'project_name: vs_%s\ndataset_path: %s\nexport_path: %s\nnp: 2\nopen_tracer: false\nprocess:\n%s\n' \
+      "$name" "$input" "$WORK/out/vs_${name}_${rows}_${side}.jsonl" "${PROCESS[$name]}" > "$WORK/vs_${name}_${side}.yaml"
+  done
+  a=$(measure "dj-fusion $name ${rows} docs" "$BIN/dj-run" --config "$WORK/vs_${name}_dj.yaml")
+  b=$(measure "data-juicer $name ${rows} docs" "$ref" "$WORK/vs_${name}_py.yaml")
   echo "$a"; echo "$b"
   ta=$(echo "$a" | awk '{print $(NF-3)}'); tb=$(echo "$b" | awk '{print $(NF-3)}')
-  echo "  speed-up: $(python3 -c "print(f'{$tb/$ta:.1f}x')")"
-  if cmp -s "$WORK/out/vs_${name}_dj.jsonl" "$WORK/out/vs_${name}_py.jsonl"; then echo "  exports identical"; else echo "  EXPORTS DIFFER"; fi
+  out_rows=$(wc -l < "$WORK/out/vs_${name}_${rows}_dj.jsonl")
+  echo "  rows out: $out_rows  speed-up: $(python3 -c "print(f'{$tb/$ta:.1f}x')")"
+  if cmp -s "$WORK/out/vs_${name}_${rows}_dj.jsonl" "$WORK/out/vs_${name}_${rows}_py.jsonl"; then
+    echo "  exports identical"
+  else
+    echo "  EXPORTS DIFFER"
+  fi
 done

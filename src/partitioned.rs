@@ -20,7 +20,7 @@ use serde_json::json;
 
 use crate::events::{Event, EventLog, event_files};
 use crate::job::{self, JobLock, JobPaths};
-use crate::partitioning::{PartitioningInfo, hash_partitions};
+use crate::partitioning::{HashRecorder, PartitioningInfo, hash_partitions};
 use crate::run::{
     JobCtx, JobReport, Partitioning, RunOptions, RunReport, Start, build_index, concurrency_limit,
     execute, plan_partitioning,
@@ -82,7 +82,7 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
     let session = dj_plans::planner::session(1);
     let checkpointing = recipe.checkpoint.enabled;
 
-    let (info, ranges, reuse) = if strict {
+    let (info, ranges, starts, resuming) = if strict {
         // Steps 3-5: saved partitioning, saved boundaries, every hash validated.
         let text = std::fs::read_to_string(paths.partitioning_info()).map_err(|_| {
             anyhow::anyhow!("Explicit resume requires saved partitioning_info.json; existing checkpoints were left unchanged.")
@@ -99,15 +99,32 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
             );
         }
         let ranges = info.saved_ranges(index.total_rows)?;
+        // A partition gets its hash when its input has been read once, before any of its
+        // checkpoints is written; one without a hash has never been read to its end.
+        let starts = find_starts(&paths, recipe, ranges.len())?;
+        if let Some(p) = info.partitions.iter().find(|p| {
+            p.content_hash.is_empty() && matches!(starts[p.partition_id], Start::Checkpoint { .. })
+        }) {
+            bail!(
+                "Explicit resume requires content hashes and row boundaries created by this version: partition {} has checkpoints but no saved content hash. {KEPT}",
+                p.partition_id
+            );
+        }
+        let hashed: Vec<usize> = info
+            .partitions
+            .iter()
+            .filter(|p| !p.content_hash.is_empty())
+            .map(|p| p.partition_id)
+            .collect();
         let hashes = hash_partitions(
             &index,
-            &ranges,
+            &hashed.iter().map(|&p| ranges[p]).collect::<Vec<_>>(),
             session.task_ctx(),
             concurrency_limit(recipe, ranges.len()),
         )
         .await?;
-        info.validate_hashes(&hashes)?;
-        (info, ranges, true)
+        info.validate_hashes(&hashed.into_iter().zip(hashes).collect::<Vec<_>>())?;
+        (info, ranges, starts, true)
     } else {
         let Partitioning { ranges, sizing } = plan_partitioning(recipe, &index).await?;
         if let Some(rec) = &sizing {
@@ -116,7 +133,13 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
                 &serde_json::to_value(rec)?,
             )?;
         }
-        let hashes = if checkpointing {
+        // The legacy `--job_id` path: reuse matching checkpoints, or clear them and start fresh.
+        let saved: Option<PartitioningInfo> = std::fs::read_to_string(paths.partitioning_info())
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        // A fresh run hashes each partition while processing it (see `HashRecorder`); only a
+        // rerun over saved metadata needs the hashes first, to compare.
+        let hashes = if checkpointing && saved.is_some() {
             hash_partitions(
                 &index,
                 &ranges,
@@ -128,12 +151,8 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
             ranges.iter().map(|r| (r.len(), String::new())).collect()
         };
         let info = PartitioningInfo::new(&index, &ranges, &hashes, job::recipe_hash(recipe));
-        // The legacy `--job_id` path: reuse matching checkpoints, or clear them and start fresh.
-        let saved: Option<PartitioningInfo> = std::fs::read_to_string(paths.partitioning_info())
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
         let reuse = match saved {
-            Some(s) if s == info => true,
+            Some(s) if s.matches(&info) => true,
             Some(_) => {
                 tracing::warn!(
                     "Partition validation FAILED - partitions don't match saved info. Clearing checkpoints and starting fresh."
@@ -147,15 +166,18 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
             }
             None => false,
         };
-        (info, ranges, reuse)
+        let starts = if reuse {
+            find_starts(&paths, recipe, ranges.len())?
+        } else {
+            vec![Start::Input; ranges.len()]
+        };
+        (info, ranges, starts, reuse)
     };
 
     let events = Arc::new(EventLog::create(&paths.root, &job_id)?);
     if !strict {
         job::backup_config(&paths, recipe)?;
-        if !reuse {
-            job::write_json(&paths.partitioning_info(), &serde_json::to_value(&info)?)?;
-        }
+        job::write_json(&paths.partitioning_info(), &serde_json::to_value(&info)?)?;
         job::write_json(
             &paths.root.join("dag_execution_plan.json"),
             &job::dag_plan(recipe, ranges.len()),
@@ -176,11 +198,6 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
         );
         println!("  {}", cmd.join(" "));
     }
-    let starts = if reuse {
-        find_starts(&paths, recipe, ranges.len())?
-    } else {
-        vec![Start::Input; ranges.len()]
-    };
     for (p, s) in starts.iter().enumerate() {
         if let Start::Checkpoint { op, path } = s {
             let name = &recipe.process[*op].name;
@@ -205,7 +222,7 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
     .meta(json!({
         "num_partitions": ranges.len(),
         "checkpoint_enabled": checkpointing,
-        "is_resuming": strict || reuse,
+        "is_resuming": resuming,
         "job_id": job_id,
         "user_provided_job_id": user_id.is_some(),
         "resume_requested": strict,
@@ -215,9 +232,15 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
     write_mapping(&paths, recipe, &index, &ranges, "processing")?;
     let started_at = chrono::Utc::now();
 
+    let hash_sinks = if checkpointing {
+        HashRecorder::new(paths.partitioning_info(), info).sinks()
+    } else {
+        Vec::new()
+    };
     let job = JobCtx {
         paths: paths.clone(),
         events: events.clone(),
+        hash_sinks,
     };
     let result = tokio::select! {
         r = execute(recipe, &index, &ranges, &starts, Some(&job), started) => r,

@@ -1,20 +1,20 @@
 //! `checkpoints/partitioning_info.json`: the saved row boundaries and content hashes of every
 //! logical partition, and the checks a strict resume runs against them.
 //!
-//! Content hash (`blake3-rows-v1`): BLAKE3 over each row's canonical serialization — the row as
-//! one Data-Juicer JSON line (columns in schema order) — in row order. It is independent of batch
-//! boundaries and of how rows are spread over files, and changes with any row's content or order.
+//! Content hashes ([`HASH_ALGORITHM`], see `dj_plans::source::content_hash`) are recorded while
+//! the processing pass reads each partition ([`HashRecorder`]), before any of its checkpoints is
+//! written; a resume re-hashes the input of partitions that have one, to validate it.
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Result, bail};
 use datafusion::physical_plan::ExecutionPlan;
-use dj_plans::pyjson;
-use dj_plans::source::{InputIndex, RowRange, RowRangeExec};
+use dj_plans::source::{
+    ContentHasher, HASH_ALGORITHM, InputIndex, RangeDigest, RangeHashSink, RowRange, RowRangeExec,
+};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-
-pub const HASH_ALGORITHM: &str = "blake3-rows-v1";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartitionInfo {
@@ -61,16 +61,12 @@ pub async fn hash_partitions(
             let (exec, ctx) = (exec.clone(), ctx.clone());
             tokio::spawn(async move {
                 let mut stream = exec.execute(p, ctx)?;
-                let mut hasher = blake3::Hasher::new();
-                let (mut rows, mut line) = (0u64, String::new());
+                let mut hasher = ContentHasher::default();
                 while let Some(batch) = stream.next().await {
-                    let batch = batch?;
-                    rows += batch.num_rows() as u64;
-                    line.clear();
-                    pyjson::write_rows(&batch, &mut line);
-                    hasher.update(line.as_bytes());
+                    hasher.update(&batch?);
                 }
-                anyhow::Ok((rows, hasher.finalize().to_hex().to_string()))
+                let RangeDigest { rows, hash } = hasher.finish();
+                anyhow::Ok((rows, hash))
             })
         })
         .buffered(concurrency.max(1));
@@ -124,7 +120,7 @@ impl PartitioningInfo {
         if self
             .partitions
             .iter()
-            .any(|p| p.content_hash.is_empty() || p.start_row.is_none() || p.end_row.is_none())
+            .any(|p| p.start_row.is_none() || p.end_row.is_none())
         {
             bail!(
                 "Explicit resume requires content hashes and row boundaries created by this version. {KEPT}"
@@ -166,12 +162,11 @@ impl PartitioningInfo {
         Ok(ranges)
     }
 
-    /// Resume step 5: every partition's current hash equals the saved one.
-    pub fn validate_hashes(&self, current: &[(u64, String)]) -> Result<()> {
-        let bad: Vec<String> = self
-            .partitions
+    /// Resume step 5: the current hash of each `(partition, (rows, hash))` equals the saved one.
+    pub fn validate_hashes(&self, current: &[(usize, (u64, String))]) -> Result<()> {
+        let bad: Vec<String> = current
             .iter()
-            .zip(current)
+            .filter_map(|(p, cur)| Some((self.partitions.get(*p)?, cur)))
             .filter(|(saved, (rows, hash))| saved.row_count != *rows || saved.content_hash != *hash)
             .map(|(saved, (rows, hash))| {
                 format!(
@@ -193,6 +188,103 @@ impl PartitioningInfo {
             );
         }
         Ok(())
+    }
+}
+
+impl PartitioningInfo {
+    /// The legacy `--job_id` check: `current` (fully hashed) has the same layout, recipe and
+    /// input as this saved metadata. A saved partition without a hash never finished reading
+    /// its input, so it has no checkpoint to protect and matches any content.
+    pub fn matches(&self, current: &PartitioningInfo) -> bool {
+        fn layout(i: &PartitioningInfo) -> (usize, u64, bool, &str, &str, &str) {
+            (
+                i.num_partitions,
+                i.total_rows,
+                i.deterministic,
+                &i.hash_algorithm,
+                &i.recipe_hash,
+                &i.dataset_path,
+            )
+        }
+        layout(self) == layout(current)
+            && self.partitions.len() == current.partitions.len()
+            && self
+                .partitions
+                .iter()
+                .zip(&current.partitions)
+                .all(|(s, c)| {
+                    s.partition_id == c.partition_id
+                        && s.row_count == c.row_count
+                        && s.start_row == c.start_row
+                        && s.end_row == c.end_row
+                        && (s.content_hash.is_empty() || s.content_hash == c.content_hash)
+                })
+    }
+}
+
+/// Writes each partition's content hash into `partitioning_info.json` (atomically, one rewrite
+/// per hash) as the processing pass produces it, so a job pays no separate pass over its input.
+#[derive(Debug)]
+pub struct HashRecorder {
+    path: PathBuf,
+    info: Mutex<PartitioningInfo>,
+}
+
+impl HashRecorder {
+    pub fn new(path: PathBuf, info: PartitioningInfo) -> Arc<HashRecorder> {
+        Arc::new(HashRecorder {
+            path,
+            info: Mutex::new(info),
+        })
+    }
+
+    /// One sink per partition that has no hash yet; `None` for the others.
+    pub fn sinks(self: &Arc<Self>) -> Vec<Option<Arc<dyn RangeHashSink>>> {
+        let info = self.info.lock().unwrap_or_else(|e| e.into_inner());
+        info.partitions
+            .iter()
+            .map(|p| {
+                p.content_hash.is_empty().then(|| {
+                    Arc::new(PartitionHashSink {
+                        recorder: self.clone(),
+                        partition: p.partition_id,
+                    }) as Arc<dyn RangeHashSink>
+                })
+            })
+            .collect()
+    }
+
+    fn record(&self, partition: usize, digest: RangeDigest) -> Result<()> {
+        let mut info = self.info.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(p) = info.partitions.get_mut(partition) else {
+            bail!("no partition {partition} in {}", self.path.display());
+        };
+        if p.row_count != digest.rows {
+            bail!(
+                "partition {partition} read {} rows, its saved range has {}",
+                digest.rows,
+                p.row_count
+            );
+        }
+        p.content_hash = digest.hash;
+        crate::job::write_json(&self.path, &serde_json::to_value(&*info)?)
+    }
+}
+
+#[derive(Debug)]
+struct PartitionHashSink {
+    recorder: Arc<HashRecorder>,
+    partition: usize,
+}
+
+impl RangeHashSink for PartitionHashSink {
+    fn range_hashed(&self, _range: usize, digest: RangeDigest) -> Result<(), String> {
+        self.recorder.record(self.partition, digest).map_err(|e| {
+            format!(
+                "cannot record the content hash of partition {}: {e:#}",
+                self.partition
+            )
+        })
     }
 }
 
@@ -250,7 +342,7 @@ mod tests {
                 .starts_with("Saved row boundaries are invalid for partition 1: start=3")
         );
         let mut i = info();
-        i.partitions[1].content_hash.clear();
+        i.partitions[1].end_row = None;
         assert!(
             i.saved_ranges(5)
                 .unwrap_err()
@@ -281,12 +373,59 @@ mod tests {
                 .starts_with("The input changed: it has 7 rows now")
         );
         let e = info()
-            .validate_hashes(&[(2, "a".into()), (3, "c".into())])
+            .validate_hashes(&[(0, (2, "a".into())), (1, (3, "c".into()))])
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("partition 1 (rows [2, 5)): saved 3 rows hash b, current 3 rows hash c"),
             "{e}"
         );
+        // Only the partitions given are checked.
+        info().validate_hashes(&[(0, (2, "a".into()))]).unwrap();
+    }
+
+    #[test]
+    fn a_saved_partition_without_hash_matches_any_content() {
+        let mut saved = info();
+        saved.partitions[1].content_hash.clear();
+        let mut current = info();
+        assert!(saved.matches(&current));
+        current.partitions[1].content_hash = "z".into();
+        assert!(saved.matches(&current));
+        current.partitions[0].content_hash = "z".into();
+        assert!(!saved.matches(&current));
+        let mut moved = info();
+        moved.partitions[0].end_row = Some(3);
+        assert!(!info().matches(&moved));
+    }
+
+    #[test]
+    fn recorder_writes_each_hash_as_it_arrives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("partitioning_info.json");
+        let mut start = info();
+        start.partitions[1].content_hash.clear();
+        let recorder = HashRecorder::new(path.clone(), start);
+        let sinks = recorder.sinks();
+        assert!(sinks[0].is_none(), "partition 0 already has its hash");
+        let sink = sinks[1].as_ref().unwrap();
+        let wrong = RangeDigest {
+            rows: 2,
+            hash: "q".into(),
+        };
+        let e = sink.range_hashed(0, wrong).unwrap_err();
+        assert!(
+            e.contains("partition 1 read 2 rows, its saved range has 3"),
+            "{e}"
+        );
+        assert!(!path.exists());
+        let digest = RangeDigest {
+            rows: 3,
+            hash: "b".into(),
+        };
+        sink.range_hashed(0, digest).unwrap();
+        let saved: PartitioningInfo =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(saved, info());
     }
 }

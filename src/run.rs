@@ -19,7 +19,7 @@ use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
 use dj_plans::nodes::checkpoint::checkpoint_file_name;
 use dj_plans::nodes::{CheckpointListener, CheckpointTarget, Concurrency};
 use dj_plans::recipe::{CheckpointStrategy, ExecutorType, OpConfig, PartitionMode};
-use dj_plans::source::{InputIndex, RowRange, RowRangeTable};
+use dj_plans::source::{InputIndex, RangeHashSink, RowRange, RowRangeTable};
 use dj_plans::{Recipe, planner};
 use futures::StreamExt;
 use serde_json::json;
@@ -233,6 +233,9 @@ pub enum Start {
 pub(crate) struct JobCtx {
     pub(crate) paths: JobPaths,
     pub(crate) events: Arc<EventLog>,
+    /// Per partition: where the content hash goes when the partition reads its input
+    /// (`None`: already known, or not needed).
+    pub(crate) hash_sinks: Vec<Option<Arc<dyn RangeHashSink>>>,
 }
 
 /// A partition's plan, ready to execute.
@@ -257,7 +260,10 @@ async fn plan_partitions(
     for (p, (range, start)) in ranges.iter().zip(starts).enumerate() {
         let input = || RowRangeTable::new(index.clone(), vec![*range]);
         let (table, from_input, first) = match start {
-            Start::Input => (input(), true, 0),
+            Start::Input => {
+                let sink = job.and_then(|j| j.hash_sinks.get(p).cloned().flatten());
+                (input().with_hash_sink(sink), true, 0)
+            }
             Start::Checkpoint { op, path } => {
                 // The schema the plan has after `op`, to read the checkpoint with.
                 let no_checkpoints = |_: &OpConfig| None;
@@ -340,6 +346,7 @@ pub async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
         Some(JobCtx {
             events: Arc::new(EventLog::disabled()),
             paths,
+            hash_sinks: Vec::new(),
         })
     } else {
         None

@@ -493,6 +493,20 @@ fn kill_9_at_many_moments_then_resume_gives_the_same_export() {
         ),
     )
     .len();
+    let reference_dir = reference.job_dir(
+        &std::fs::read_dir(reference.path("jobs"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .file_name()
+            .to_string_lossy(),
+    );
+    assert!(
+        partition_hashes(&reference_dir)
+            .iter()
+            .all(|h| h.len() == 64)
+    );
     let moments: Vec<usize> = (1..total).step_by((total / 12).max(1)).collect();
     assert!(moments.len() >= 8, "{total} events");
     for n in moments {
@@ -509,9 +523,51 @@ fn kill_9_at_many_moments_then_resume_gives_the_same_export() {
             child.kill().unwrap(); // SIGKILL
         }
         child.wait().unwrap();
+        let info_path = job.job_dir(&id).join("checkpoints/partitioning_info.json");
+        if let Ok(text) = std::fs::read_to_string(&info_path) {
+            checkpoints_have_hashes(&job.job_dir(&id), &text, n);
+        }
         let out = job.run(&["--resume", &id]);
         ok(&out);
         assert_eq!(job.export(), want, "after kill at event {n}");
+        assert_eq!(
+            partition_hashes(&job.job_dir(&id)),
+            partition_hashes(&reference_dir),
+            "after kill at event {n}: every partition hashed, as in an uninterrupted run"
+        );
+    }
+}
+
+/// The saved content hashes of a job's partitions.
+fn partition_hashes(job_dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(job_dir.join("checkpoints/partitioning_info.json")).unwrap();
+    let info: serde_json::Value = serde_json::from_str(&text).unwrap();
+    info["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["content_hash"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Hashes are recorded while partitions are processed, before their checkpoints: a partition
+/// with a checkpoint file always has its hash saved.
+fn checkpoints_have_hashes(job_dir: &Path, info: &str, moment: usize) {
+    let info: serde_json::Value = serde_json::from_str(info).unwrap();
+    for entry in std::fs::read_dir(job_dir.join("checkpoints")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let Some(p) = name
+            .strip_prefix("checkpoint_op_")
+            .and_then(|r| r.split("_partition_").nth(1))
+            .and_then(|r| r.get(..4))
+            .and_then(|r| r.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        assert_ne!(
+            info["partitions"][p]["content_hash"], "",
+            "kill at event {moment}: {name} exists but partition {p} has no saved hash"
+        );
     }
 }
 

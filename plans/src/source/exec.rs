@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -22,17 +23,21 @@ use datafusion::physical_plan::{
     ReplaceChildrenOptions,
 };
 
+use super::content_hash::{ContentHasher, RangeHashSink};
 use super::files::FileFormat;
 use super::{InputIndex, RowRange, arrow_input, jsonl, parquet_input};
 
 /// Scans the input as the given row ranges: output partition `i` yields exactly rows
-/// `ranges[i]` in input order, whatever the file layout.
+/// `ranges[i]` in input order, whatever the file layout. With a [`RangeHashSink`], each range
+/// read to its end is also content-hashed (all columns, whatever the projection) on the way.
 #[derive(Debug)]
 pub struct RowRangeExec {
     index: Arc<InputIndex>,
     ranges: Vec<RowRange>,
+    projection: Option<Vec<usize>>,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
+    hash_sink: Option<Arc<dyn RangeHashSink>>,
 }
 
 impl RowRangeExec {
@@ -54,9 +59,17 @@ impl RowRangeExec {
         Ok(RowRangeExec {
             index,
             ranges,
+            projection: projection.cloned(),
             schema,
             properties,
+            hash_sink: None,
         })
+    }
+
+    /// Hashes every range read to its end into `sink`.
+    pub fn with_hash_sink(mut self, sink: Option<Arc<dyn RangeHashSink>>) -> Self {
+        self.hash_sink = sink;
+        self
     }
 
     pub fn ranges(&self) -> &[RowRange] {
@@ -134,17 +147,38 @@ impl ExecutionPlan for RowRangeExec {
             ))
         })?;
         let index = self.index.clone();
-        let schema = self.schema.clone();
-        let mut builder = RecordBatchReceiverStreamBuilder::new(schema.clone(), 2);
+        let sink = self.hash_sink.clone();
+        // A hashed range is read whole and projected after hashing.
+        let (schema, projection) = match &sink {
+            Some(_) => (index.schema.clone(), self.projection.clone()),
+            None => (self.schema.clone(), None),
+        };
+        let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), 2);
         let tx = builder.tx();
         builder.spawn_blocking(move || {
+            let mut hasher = sink.as_ref().map(|_| ContentHasher::default());
             let mut file_start = 0u64;
             for file in &index.files {
                 let file_end = file_start + file.rows;
                 if file_end > range.start && file_start < range.end {
                     let lo = range.start.max(file_start) - file_start;
                     let hi = range.end.min(file_end) - file_start;
-                    let mut emit = |b| tx.blocking_send(Ok(b)).is_ok();
+                    let mut emit = |b: RecordBatch| {
+                        let b = match (&mut hasher, &projection) {
+                            (None, _) => b,
+                            (Some(h), p) => {
+                                h.update(&b);
+                                match p {
+                                    Some(p) => match b.project(p) {
+                                        Ok(b) => b,
+                                        Err(e) => return tx.blocking_send(Err(e.into())).is_ok(),
+                                    },
+                                    None => b,
+                                }
+                            }
+                        };
+                        tx.blocking_send(Ok(b)).is_ok()
+                    };
                     let r = match file.format {
                         FileFormat::Parquet => {
                             parquet_input::read_range(file, &schema, lo, hi, &mut emit)
@@ -159,6 +193,13 @@ impl ExecutionPlan for RowRangeExec {
                     r.map_err(|e| DataFusionError::External(Box::new(e)))?;
                 }
                 file_start = file_end;
+            }
+            // A stream dropped early (its consumer stopped) has not read the whole range.
+            if let (Some(sink), Some(hasher)) = (sink, hasher)
+                && hasher.rows() == range.len()
+            {
+                sink.range_hashed(partition, hasher.finish())
+                    .map_err(DataFusionError::Execution)?;
             }
             Ok(())
         });
@@ -181,11 +222,22 @@ impl ExecutionPlan for RowRangeExec {
 pub struct RowRangeTable {
     index: Arc<InputIndex>,
     ranges: Vec<RowRange>,
+    hash_sink: Option<Arc<dyn RangeHashSink>>,
 }
 
 impl RowRangeTable {
     pub fn new(index: Arc<InputIndex>, ranges: Vec<RowRange>) -> Self {
-        RowRangeTable { index, ranges }
+        RowRangeTable {
+            index,
+            ranges,
+            hash_sink: None,
+        }
+    }
+
+    /// Scans hash every range they read to its end into `sink`.
+    pub fn with_hash_sink(mut self, sink: Option<Arc<dyn RangeHashSink>>) -> Self {
+        self.hash_sink = sink;
+        self
     }
 }
 
@@ -206,10 +258,9 @@ impl TableProvider for RowRangeTable {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(RowRangeExec::new(
-            self.index.clone(),
-            self.ranges.clone(),
-            projection,
-        )?))
+        Ok(Arc::new(
+            RowRangeExec::new(self.index.clone(), self.ranges.clone(), projection)?
+                .with_hash_sink(self.hash_sink.clone()),
+        ))
     }
 }

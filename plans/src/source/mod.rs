@@ -6,6 +6,7 @@
 //! row range, so DataFusion partitions map exactly onto logical partitions.
 
 mod arrow_input;
+pub mod content_hash;
 mod exec;
 mod files;
 mod jsonl;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
 
+pub use content_hash::{ContentHasher, HASH_ALGORITHM, RangeDigest, RangeHashSink};
 pub use exec::{RowRangeExec, RowRangeTable};
 pub use files::{Compression, FileFormat, discover};
 
