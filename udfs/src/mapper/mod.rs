@@ -3,6 +3,7 @@
 pub mod chinese_convert;
 pub mod clean;
 pub mod clean_more;
+pub mod fix_unicode;
 pub mod html;
 pub mod latex;
 pub mod normalization;
@@ -36,6 +37,7 @@ pub fn specs() -> Vec<OpSpec> {
         remove::remove_table_text_spec(),
         remove::remove_incorrect_substrings_spec(),
         remove::remove_non_chinese_spec(),
+        fix_unicode::fix_unicode_spec(),
         chinese_convert::chinese_convert_spec(),
     ]
 }
