@@ -104,3 +104,90 @@ fn selectors_are_partitioning_independent() {
     check("range_specified_field_selector", &[("np", "3")]);
     check("frequency_specified_field_selector", &[("np", "5")]);
 }
+
+/// SimHash clusters span partitions: the same golden output with the input cut into several
+/// row-range partitions, and through the partitioned executor (keys persisted per partition),
+/// also when some partitions resume past the dedup from their checkpoint and persisted keys
+/// while the others recompute theirs.
+#[test]
+fn simhash_dedup_is_partitioning_independent() {
+    check("document_simhash_deduplicator", &[("np", "4")]);
+    check("document_simhash_deduplicator__wide", &[("np", "7")]);
+
+    let name = "document_simhash_deduplicator__wide";
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join(format!("{name}.jsonl"));
+    let work = dir.path().join("jobs");
+    let (export_s, work_s) = (export.to_str().unwrap(), work.to_str().unwrap());
+    let recipe = load(
+        &repo().join(format!("tests/golden/recipes/{name}.yaml")),
+        &[
+            ("export_path", export_s),
+            ("work_dir", work_s),
+            ("executor_type", "ray_partitioned"),
+            ("partition.mode", "manual"),
+            ("partition.num_of_partitions", "5"),
+            ("checkpoint.strategy", "every_op"),
+            ("job_id", "simhash"),
+        ],
+    );
+    let opts = |resume: bool| dj_fusion::run::RunOptions {
+        job_id: (!resume).then(|| "simhash".to_string()),
+        resume: resume.then(|| "simhash".to_string()),
+        command: vec![],
+    };
+    crate::common::run_with(&recipe, &opts(false));
+    let expected = repo().join(format!("tests/golden/expected/{name}.jsonl"));
+    compare(&expected, &export);
+    let job = work.join("simhash");
+    let ck = job.join("checkpoints");
+    for p in 0..5 {
+        assert!(
+            ck.join(format!("dedup_keys_op_0000_partition_{p:04}.bin"))
+                .exists()
+        );
+    }
+    // Forget that the job completed, and partitions 1 and 3 ever ran.
+    for f in std::fs::read_dir(&job).unwrap().map(|e| e.unwrap().path()) {
+        if f.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("events_")
+        {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    crate::common::write(
+        &job.join("events_20000101_000000.jsonl"),
+        "{\"event_type\": \"job_start\"}\n",
+    );
+    for f in std::fs::read_dir(&ck).unwrap().map(|e| e.unwrap().path()) {
+        let n = f.file_name().unwrap().to_string_lossy().into_owned();
+        if n.contains("partition_0001") || n.contains("partition_0003") {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    std::fs::remove_file(&export).unwrap();
+    crate::common::run_with(&recipe, &opts(true));
+    compare(&expected, &export);
+    let mut loaded: Vec<u64> = std::fs::read_dir(&job)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|f| {
+            f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("events_")
+        })
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .filter(|e| e["event_type"] == "checkpoint_load")
+                .map(|e| e["partition_id"].as_u64().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    loaded.sort_unstable();
+    assert_eq!(loaded, [0, 2, 4], "partitions resumed past the dedup");
+}

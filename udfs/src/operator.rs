@@ -127,6 +127,13 @@ pub enum DedupKind {
     /// `List<Binary>` of LSH band keys (`__dj__minhash`): rows sharing any band key are
     /// connected; of each connected component the row with the smallest input index is kept.
     MinHashBands,
+    /// Utf8 decimal 64-bit SimHash (`__dj__simhash`): rows whose values differ in at most
+    /// `hamming_distance` bits are connected (`simhash.find_all` with `num_blocks` blocks); of
+    /// each connected component the row with the smallest input index is kept.
+    SimHash {
+        num_blocks: usize,
+        hamming_distance: usize,
+    },
 }
 
 #[cfg(test)]

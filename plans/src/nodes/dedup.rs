@@ -6,6 +6,11 @@
 //! every partition has done so. Keys are also persisted (when the barrier has a directory), so a
 //! partition that resumes past the dedup contributes its keys without being recomputed. The keep
 //! decision is then the first occurrence over partitions in index order, rows in order.
+//!
+//! The same node serves the near-duplicate deduplicators, whose keep decision clusters rows: MinHash
+//! LSH band keys (rows sharing a key are connected) and SimHash values (rows whose 64-bit values
+//! are within a Hamming distance are connected, found with simhash-cpp's block permutations);
+//! the first row of each connected component survives.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -30,7 +35,8 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 /// Keys of one partition's rows entering the dedup, flat: row `i` has
 /// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
-/// dedup has one key per row; MinHash one per LSH band.
+/// dedup has one key per row; MinHash one per LSH band; SimHash one per row, the 64-bit value
+/// itself (zero-extended, so it survives the key file unchanged).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Keys {
     offsets: Vec<u32>,
@@ -57,8 +63,8 @@ impl Keys {
 }
 
 /// The keep decision over all partitions' keys, in partition order then row order.
-fn decide(kind: DedupKind, parts: &[Keys]) -> Vec<Vec<bool>> {
-    match kind {
+fn decide(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Vec<bool>>> {
+    let keep = match kind {
         DedupKind::Exact => {
             let mut seen: HashSet<u128> = HashSet::new();
             parts
@@ -116,7 +122,44 @@ fn decide(kind: DedupKind, parts: &[Keys]) -> Vec<Vec<bool>> {
                 })
                 .collect()
         }
-    }
+        DedupKind::SimHash {
+            num_blocks,
+            hamming_distance,
+        } => {
+            // Clusters over the distinct values (Data-Juicer's find_all runs on the set of
+            // values), then each row is kept iff it is the first of its value's cluster.
+            let mut values: Vec<u64> = parts
+                .iter()
+                .flat_map(|k| k.keys.iter().map(|&v| v as u64))
+                .collect();
+            values.sort_unstable();
+            values.dedup();
+            values.shrink_to_fit();
+            let cluster =
+                dj_udfs::dedup::simhash::components(&values, num_blocks, hamming_distance)
+                    .map_err(|e| {
+                        DataFusionError::Execution(format!("document_simhash_deduplicator: {e}"))
+                    })?;
+            let mut seen = vec![false; values.len()];
+            parts
+                .iter()
+                .map(|k| {
+                    (0..k.rows())
+                        .map(|i| match k.row(i).first() {
+                            None => true,
+                            Some(&v) => {
+                                let at = values
+                                    .binary_search(&(v as u64))
+                                    .expect("every row's value is in the value list");
+                                !std::mem::replace(&mut seen[cluster[at] as usize], true)
+                            }
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+    };
+    Ok(keep)
 }
 
 /// The meeting point of all partitions at one dedup op.
@@ -184,7 +227,8 @@ impl Concurrency {
 
 struct BarrierState {
     keys: Vec<Option<Keys>>,
-    keep: Option<Arc<Vec<Vec<bool>>>>,
+    /// The decision (or why it failed), once every partition's keys are in.
+    keep: Option<std::result::Result<Arc<Vec<Vec<bool>>>, String>>,
 }
 
 impl fmt::Debug for DedupBarrier {
@@ -246,8 +290,13 @@ impl DedupBarrier {
         let mut st = self.state.lock().unwrap();
         st.keys[p] = Some(keys);
         if st.keys.iter().all(Option::is_some) && st.keep.is_none() {
-            let parts: Vec<Keys> = st.keys.iter().map(|k| k.clone().unwrap()).collect();
-            st.keep = Some(Arc::new(decide(self.kind, &parts)));
+            // The keys are not needed after the decision: moved, not copied.
+            let parts: Vec<Keys> = st.keys.iter_mut().map(|k| k.take().unwrap()).collect();
+            st.keep = Some(
+                decide(self.kind, &parts)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string()),
+            );
             self.notify.notify_waiters();
         }
     }
@@ -265,7 +314,9 @@ impl DedupBarrier {
         let keep = loop {
             let notified = self.notify.notified();
             if let Some(keep) = self.state.lock().unwrap().keep.clone() {
-                break keep[p].clone();
+                break keep
+                    .map(|k| k[p].clone())
+                    .map_err(DataFusionError::Execution)?;
             }
             notified.await;
         };
@@ -440,15 +491,31 @@ fn bytes_key(b: &[u8]) -> u128 {
     u128::from_le_bytes(blake3::hash(b).as_bytes()[..16].try_into().unwrap())
 }
 
-/// Appends the keys of every row of the hash column: one per string hash, one per band of a
-/// `List<Binary>` of band keys; none for a null.
-fn keys_of(batch: &RecordBatch, col: usize, out: &mut Keys) -> Result<()> {
+/// The key of a SimHash value: its decimal string (`str(np.uint64(h))`) parsed, zero-extended.
+fn simhash_key(value: &str) -> Result<u128> {
+    value.parse::<u64>().map(u128::from).map_err(|_| {
+        DataFusionError::Execution(format!(
+            "a SimHash must be a decimal 64-bit unsigned integer, got {value:?}"
+        ))
+    })
+}
+
+/// Appends the keys of every row of the hash column: one per string hash (a SimHash's value
+/// itself), one per band of a `List<Binary>` of band keys; none for a null.
+fn keys_of(kind: DedupKind, batch: &RecordBatch, col: usize, out: &mut Keys) -> Result<()> {
     let c = batch.column(col);
-    let push = |out: &mut Keys, v: Option<&str>| out.push_row(v.map(key_of));
+    let simhash = matches!(kind, DedupKind::SimHash { .. });
+    let push = |out: &mut Keys, v: Option<&str>| -> Result<()> {
+        match v {
+            Some(v) if simhash => out.push_row([simhash_key(v)?]),
+            v => out.push_row(v.map(key_of)),
+        }
+        Ok(())
+    };
     match c.data_type() {
-        DataType::Utf8 => c.as_string::<i32>().iter().for_each(|v| push(out, v)),
-        DataType::LargeUtf8 => c.as_string::<i64>().iter().for_each(|v| push(out, v)),
-        DataType::Utf8View => c.as_string_view().iter().for_each(|v| push(out, v)),
+        DataType::Utf8 => c.as_string::<i32>().iter().try_for_each(|v| push(out, v))?,
+        DataType::LargeUtf8 => c.as_string::<i64>().iter().try_for_each(|v| push(out, v))?,
+        DataType::Utf8View => c.as_string_view().iter().try_for_each(|v| push(out, v))?,
         DataType::List(f) if matches!(f.data_type(), DataType::Binary) => {
             let list = c.as_list::<i32>();
             for i in 0..list.len() {
@@ -473,6 +540,7 @@ fn keys_of(batch: &RecordBatch, col: usize, out: &mut Keys) -> Result<()> {
 /// Drains `input` into an anonymous spill file, collecting the keys.
 async fn spill(
     mut stream: SendableRecordBatchStream,
+    kind: DedupKind,
     hash_index: usize,
 ) -> Result<(Option<std::fs::File>, Keys)> {
     let schema = stream.schema();
@@ -483,7 +551,7 @@ async fn spill(
         if batch.num_rows() == 0 {
             continue;
         }
-        keys_of(&batch, hash_index, &mut keys)?;
+        keys_of(kind, &batch, hash_index, &mut keys)?;
         if writer.is_none() {
             // Anonymous temp file: removed by the OS when the last handle closes.
             writer = Some(StreamWriter::try_new(
@@ -527,7 +595,7 @@ impl ExecutionPlan for DedupExec {
         let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema(), 2);
         let tx = builder.tx();
         builder.spawn(async move {
-            let (file, keys) = spill(input, hash_index).await?;
+            let (file, keys) = spill(input, barrier.kind, hash_index).await?;
             let keep = barrier.arrive(logical, keys).await?;
             let Some(file) = file else { return Ok(()) };
             tokio::task::spawn_blocking(move || -> Result<()> {
@@ -569,7 +637,7 @@ mod tests {
     fn exact_keeps_first_occurrence_across_partitions() {
         let parts = [keys(&[&[1], &[2], &[1]]), keys(&[&[2], &[], &[3], &[]])];
         assert_eq!(
-            decide(DedupKind::Exact, &parts),
+            decide(DedupKind::Exact, &parts).unwrap(),
             [vec![true, true, false], vec![false, true, true, true]]
         );
     }
@@ -582,9 +650,85 @@ mod tests {
             keys(&[&[12], &[11, 30], &[12], &[]]),
         ];
         assert_eq!(
-            decide(DedupKind::MinHashBands, &parts),
+            decide(DedupKind::MinHashBands, &parts).unwrap(),
             [vec![true, false], vec![true, false, false, true]]
         );
+    }
+
+    const SIMHASH: DedupKind = DedupKind::SimHash {
+        num_blocks: 6,
+        hamming_distance: 4,
+    };
+
+    #[test]
+    fn simhash_keeps_the_first_row_of_each_cluster() {
+        let far = 0xffff_ffff_0000_0000u128;
+        // Partition 0: A=0b1, A again, C=far. Partition 1: B=0b11111 (4 bits from A), D = far
+        // with 5 bits flipped (not within 4 of C), a null hash, E = B with bit 40 flipped
+        // (within 4 of B only: 5 from A, but connected through B), C again.
+        let (a, b, c, d, e) = (0b1, 0b11111, far, far ^ 0b11111, 0b11111 | 1 << 40);
+        let parts = [
+            keys(&[&[a], &[a], &[c]]),
+            keys(&[&[b], &[d], &[], &[e], &[c]]),
+        ];
+        assert_eq!(
+            decide(SIMHASH, &parts).unwrap(),
+            [
+                vec![true, false, true],
+                vec![false, true, true, false, false]
+            ]
+        );
+        // Within 1 bit, only E joins B. Both decisions are what DocumentSimhashDeduplicator.process
+        // of Data-Juicer 1.6.1 keeps of these values (the null row aside, which it never sees).
+        let strict = DedupKind::SimHash {
+            num_blocks: 6,
+            hamming_distance: 1,
+        };
+        assert_eq!(
+            decide(strict, &parts).unwrap(),
+            [
+                vec![true, false, true],
+                vec![true, true, true, false, false]
+            ]
+        );
+        let bad = DedupKind::SimHash {
+            num_blocks: 4,
+            hamming_distance: 4,
+        };
+        assert!(
+            decide(bad, &parts)
+                .unwrap_err()
+                .to_string()
+                .contains("num_blocks")
+        );
+    }
+
+    #[test]
+    fn simhash_keys_are_the_values() {
+        use datafusion::arrow::array::StringArray;
+        use datafusion::arrow::datatypes::{Field, Schema};
+        let col = StringArray::from(vec![
+            Some("0"),
+            Some("18446744073709551615"),
+            None,
+            Some("12978185353757714259"),
+        ]);
+        let schema = Arc::new(Schema::new(vec![Field::new("h", DataType::Utf8, true)]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(col)]).unwrap();
+        let mut k = Keys::new();
+        keys_of(SIMHASH, &batch, 0, &mut k).unwrap();
+        assert_eq!(
+            k,
+            keys(&[&[0], &[u64::MAX as u128], &[], &[12978185353757714259]])
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.bin");
+        write_keys_atomic(&path, &k).unwrap();
+        assert_eq!(read_keys(&path).unwrap(), k);
+        let bad = StringArray::from(vec!["18446744073709551616"]);
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(bad)]).unwrap();
+        let err = keys_of(SIMHASH, &batch, 0, &mut Keys::new()).unwrap_err();
+        assert!(err.to_string().contains("decimal 64-bit unsigned integer"));
     }
 
     #[test]

@@ -319,33 +319,30 @@ impl Default for MinHashConfig {
     }
 }
 
-/// Text -> MinHash signature -> LSH bands, as `DocumentMinhashDeduplicator.compute_hash` does.
+/// Text -> shingles: lower-casing, deleting the ignore pattern's matches, and cutting into
+/// shingles (steps 1 and 2 of the module docs). Shared by `document_minhash_deduplicator` and
+/// `document_simhash_deduplicator`, whose Data-Juicer code does the same up to the shingles
+/// (the MinHash side then takes their set, the SimHash side their list).
 #[derive(Debug)]
-pub struct MinHasher {
+pub struct Shingler {
     tokenization: Tokenization,
     window_size: usize,
     lowercase: bool,
     ignore: Option<(PyRegex, Template)>,
-    perm_a: Vec<u64>,
-    perm_b: Vec<u64>,
-    num_bands: usize,
-    rows_per_band: usize,
 }
 
-impl MinHasher {
-    /// Builds the hasher. Errors (as text) for a zero window or permutation count, zero band
-    /// parameters, and an ignore pattern that does not compile.
-    pub fn new(cfg: &MinHashConfig) -> std::result::Result<MinHasher, String> {
-        if cfg.window_size == 0 {
+impl Shingler {
+    /// Errors (as text) for a zero window and an ignore pattern that does not compile.
+    pub fn new(
+        tokenization: Tokenization,
+        window_size: usize,
+        lowercase: bool,
+        ignore_pattern: Option<&str>,
+    ) -> std::result::Result<Shingler, String> {
+        if window_size == 0 {
             return Err("window_size must be a positive integer".into());
         }
-        if cfg.num_permutations == 0 {
-            return Err("num_permutations must be a positive integer".into());
-        }
-        if cfg.num_bands == Some(0) || cfg.num_rows_per_band == Some(0) {
-            return Err("num_bands and num_rows_per_band must be positive integers".into());
-        }
-        let ignore = match cfg.ignore_pattern.as_deref() {
+        let ignore = match ignore_pattern {
             None | Some("") => None,
             // Data-Juicer compiles the pattern without flags, so `.` does not match a newline
             // (PyRegex adds DOTALL, which the scoped group turns off again).
@@ -356,38 +353,12 @@ impl MinHasher {
                 Some((re, empty))
             }
         };
-        let (num_bands, rows_per_band) = match (cfg.num_bands, cfg.num_rows_per_band) {
-            (Some(b), Some(r)) => (b, r),
-            _ => optimal_param(cfg.jaccard_threshold, cfg.num_permutations),
-        };
-        let (perm_a, perm_b) = permutations(cfg.num_permutations);
-        Ok(MinHasher {
-            tokenization: cfg.tokenization,
-            window_size: cfg.window_size,
-            lowercase: cfg.lowercase,
+        Ok(Shingler {
+            tokenization,
+            window_size,
+            lowercase,
             ignore,
-            perm_a,
-            perm_b,
-            num_bands,
-            rows_per_band,
         })
-    }
-
-    pub fn num_bands(&self) -> usize {
-        self.num_bands
-    }
-
-    pub fn rows_per_band(&self) -> usize {
-        self.rows_per_band
-    }
-
-    pub fn num_permutations(&self) -> usize {
-        self.perm_a.len()
-    }
-
-    /// The permutations `(perm_a, perm_b)`.
-    pub fn permutations(&self) -> (&[u64], &[u64]) {
-        (&self.perm_a, &self.perm_b)
     }
 
     /// The text that is shingled: optionally lower-cased, then without the ignore pattern's
@@ -436,6 +407,78 @@ impl MinHasher {
                 joined_windows(&tokens, w, f);
             }
         }
+    }
+}
+
+/// Text -> MinHash signature -> LSH bands, as `DocumentMinhashDeduplicator.compute_hash` does.
+#[derive(Debug)]
+pub struct MinHasher {
+    shingler: Shingler,
+    perm_a: Vec<u64>,
+    perm_b: Vec<u64>,
+    num_bands: usize,
+    rows_per_band: usize,
+}
+
+impl MinHasher {
+    /// Builds the hasher. Errors (as text) for a zero window or permutation count, zero band
+    /// parameters, and an ignore pattern that does not compile.
+    pub fn new(cfg: &MinHashConfig) -> std::result::Result<MinHasher, String> {
+        if cfg.window_size == 0 {
+            return Err("window_size must be a positive integer".into());
+        }
+        if cfg.num_permutations == 0 {
+            return Err("num_permutations must be a positive integer".into());
+        }
+        if cfg.num_bands == Some(0) || cfg.num_rows_per_band == Some(0) {
+            return Err("num_bands and num_rows_per_band must be positive integers".into());
+        }
+        let shingler = Shingler::new(
+            cfg.tokenization,
+            cfg.window_size,
+            cfg.lowercase,
+            cfg.ignore_pattern.as_deref(),
+        )?;
+        let (num_bands, rows_per_band) = match (cfg.num_bands, cfg.num_rows_per_band) {
+            (Some(b), Some(r)) => (b, r),
+            _ => optimal_param(cfg.jaccard_threshold, cfg.num_permutations),
+        };
+        let (perm_a, perm_b) = permutations(cfg.num_permutations);
+        Ok(MinHasher {
+            shingler,
+            perm_a,
+            perm_b,
+            num_bands,
+            rows_per_band,
+        })
+    }
+
+    pub fn num_bands(&self) -> usize {
+        self.num_bands
+    }
+
+    pub fn rows_per_band(&self) -> usize {
+        self.rows_per_band
+    }
+
+    pub fn num_permutations(&self) -> usize {
+        self.perm_a.len()
+    }
+
+    /// The permutations `(perm_a, perm_b)`.
+    pub fn permutations(&self) -> (&[u64], &[u64]) {
+        (&self.perm_a, &self.perm_b)
+    }
+
+    /// The text that is shingled ([`Shingler::normalize`]).
+    pub fn normalize<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        self.shingler.normalize(text)
+    }
+
+    /// Every shingle of the text, in text order, duplicates included
+    /// ([`Shingler::for_each_shingle`]).
+    pub fn for_each_shingle(&self, text: &str, f: impl FnMut(&[u8])) {
+        self.shingler.for_each_shingle(text, f)
     }
 
     /// The distinct [`sha1_hash32`] values of the text's shingles, sorted.
@@ -1343,7 +1386,7 @@ pub fn document_minhash_deduplicator_spec() -> OpSpec {
 }
 
 /// A positive integer parameter (`None` when null and `optional`).
-fn positive(
+pub(crate) fn positive(
     p: &Params,
     name: &str,
     optional: bool,

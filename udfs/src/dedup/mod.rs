@@ -1,13 +1,15 @@
 //! Deduplicators: a hash column per sample; the plan keeps the first row of each hash (exact) or of
-//! each cluster of rows sharing a band key (MinHash LSH).
+//! each cluster of rows sharing a band key (MinHash LSH) or with close SimHashes.
 
 pub mod document;
 pub mod minhash;
+pub mod simhash;
 
 /// The deduplicators, in registry order.
 pub fn specs() -> Vec<crate::registry::OpSpec> {
     vec![
         document::document_deduplicator_spec(),
         minhash::document_minhash_deduplicator_spec(),
+        simhash::document_simhash_deduplicator_spec(),
     ]
 }
