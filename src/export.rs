@@ -138,6 +138,82 @@ impl ExportSpec {
     }
 }
 
+/// Serializes result batches as the export's and the stats file's JSON lines, so partitions can
+/// encode their own rows in parallel and the export only concatenates them
+/// ([`Exporter::append_fragments`]). Only for a single JSON lines export in input order.
+#[derive(Debug, Clone)]
+pub struct JsonFragmentEncoder {
+    result_columns: Vec<usize>,
+    stats_columns: Option<Vec<usize>>,
+}
+
+impl JsonFragmentEncoder {
+    /// The encoder for `schema`, or `None` when the export is not one JSON lines file written in
+    /// input order (parquet, shards, or a selector's rank order).
+    pub fn new(spec: &ExportSpec, schema: &Schema) -> Result<Option<Self>, ExportError> {
+        if spec.format != ExportFormat::Jsonl
+            || spec.shard_size > 0
+            || schema.index_of(dj_plans::nodes::ORDER_COLUMN).is_ok()
+        {
+            return Ok(None);
+        }
+        let result_schema = spec.result_schema(schema);
+        pyjson::check_schema(&result_schema).map_err(|e| ExportError::Encode {
+            path: spec.path.clone(),
+            message: e.to_string(),
+        })?;
+        let columns = Columns::new(spec, schema, &result_schema);
+        Ok(Some(JsonFragmentEncoder {
+            result_columns: columns.result,
+            stats_columns: columns.stats,
+        }))
+    }
+
+    pub fn has_stats(&self) -> bool {
+        self.stats_columns.is_some()
+    }
+
+    /// Appends the export lines of `batch` to `result` and its stats lines to `stats`.
+    pub fn encode(
+        &self,
+        batch: &RecordBatch,
+        result: &mut String,
+        stats: &mut String,
+    ) -> Result<(), datafusion::arrow::error::ArrowError> {
+        if let Some(cols) = &self.stats_columns {
+            pyjson::write_rows(&batch.project(cols)?, stats);
+        }
+        pyjson::write_rows(&batch.project(&self.result_columns)?, result);
+        Ok(())
+    }
+}
+
+/// Which columns of a result batch go to the export and which to the stats file.
+struct Columns {
+    result: Vec<usize>,
+    /// `None`: no stats file.
+    stats: Option<Vec<usize>>,
+}
+
+impl Columns {
+    fn new(spec: &ExportSpec, schema: &Schema, result_schema: &Schema) -> Columns {
+        let index = |name: &str| schema.index_of(name).ok();
+        let result = result_schema
+            .fields()
+            .iter()
+            .filter_map(|f| index(f.name()))
+            .collect();
+        let stats: Vec<usize> = [STATS_COLUMN, META_COLUMN]
+            .iter()
+            .filter_map(|n| index(n))
+            .collect();
+        Columns {
+            result,
+            stats: (spec.export_stats && !stats.is_empty()).then_some(stats),
+        }
+    }
+}
+
 /// Creates the export directory and a temporary file next to `dest`.
 fn create_atomic(dest: &Path) -> Result<(AtomicFile, File), ExportError> {
     let io = |source| ExportError::Io {
@@ -211,6 +287,26 @@ impl OpenFile {
         }
     }
 
+    /// Appends the bytes of the file at `src` (JSON lines only).
+    fn append_file(&mut self, src: &Path) -> Result<(), ExportError> {
+        let path = self.atomic.dest().to_path_buf();
+        let Sink::Jsonl(w, _) = &mut self.sink else {
+            unreachable!("fragments are JSON lines");
+        };
+        let io = |source| ExportError::Io {
+            path: path.clone(),
+            source,
+        };
+        w.flush().map_err(io)?;
+        let mut from = File::open(src).map_err(|source| ExportError::Io {
+            path: src.to_path_buf(),
+            source,
+        })?;
+        // File to file: std uses copy_file_range, so the bytes never enter user space.
+        std::io::copy(&mut from, w.get_mut()).map_err(io)?;
+        Ok(())
+    }
+
     fn finish(self) -> Result<(), ExportError> {
         let path = self.atomic.dest().to_path_buf();
         let file = match self.sink {
@@ -234,7 +330,7 @@ pub struct Exporter {
     spec: ExportSpec,
     input_schema: SchemaRef,
     result_schema: SchemaRef,
-    stats_columns: Vec<usize>,
+    stats_columns: Option<Vec<usize>>,
     result_columns: Vec<usize>,
     /// Rows per shard; the current shard; rows written into it.
     shard_rows: Vec<u64>,
@@ -263,16 +359,10 @@ impl Exporter {
                 message: e.to_string(),
             })?;
         }
-        let index = |name: &str| schema.index_of(name).ok();
-        let result_columns = result_schema
-            .fields()
-            .iter()
-            .filter_map(|f| index(f.name()))
-            .collect();
-        let stats_columns: Vec<usize> = [STATS_COLUMN, META_COLUMN]
-            .iter()
-            .filter_map(|n| index(n))
-            .collect();
+        let Columns {
+            result: result_columns,
+            stats: stats_columns,
+        } = Columns::new(&spec, &schema, &result_schema);
         let (shard_rows, shard_paths) = if spec.shard_size > 0 && total_rows > 0 {
             let n = ((total_bytes / spec.shard_size) as usize + 1).min(total_rows as usize);
             // Data-Juicer shards contiguously, the first `rows % n` shards one row longer.
@@ -289,15 +379,16 @@ impl Exporter {
             spec.format,
             &result_schema,
         )?);
-        let stats = if spec.export_stats && !stats_columns.is_empty() {
-            let s = Arc::new(schema.project(&stats_columns).expect("indices from schema"));
-            Some(OpenFile::create(
-                &spec.stats_path(),
-                ExportFormat::Jsonl,
-                &s,
-            )?)
-        } else {
-            None
+        let stats = match &stats_columns {
+            Some(cols) => {
+                let s = Arc::new(schema.project(cols).expect("indices from schema"));
+                Some(OpenFile::create(
+                    &spec.stats_path(),
+                    ExportFormat::Jsonl,
+                    &s,
+                )?)
+            }
+            None => None,
         };
         Ok(Exporter {
             spec,
@@ -329,8 +420,8 @@ impl Exporter {
             path: self.spec.path.clone(),
             message: e.to_string(),
         };
-        if let Some(stats) = &mut self.stats {
-            stats.write(&batch.project(&self.stats_columns).map_err(encode)?)?;
+        if let (Some(stats), Some(cols)) = (&mut self.stats, &self.stats_columns) {
+            stats.write(&batch.project(cols).map_err(encode)?)?;
         }
         let result = batch.project(&self.result_columns).map_err(encode)?;
         let result = RecordBatch::try_new(self.result_schema.clone(), result.columns().to_vec())
@@ -359,6 +450,31 @@ impl Exporter {
                 )?);
             }
         }
+        Ok(())
+    }
+
+    /// Appends a partition's JSON lines written by a [`JsonFragmentEncoder`]: `result` (holding
+    /// `rows` rows) to the export, `stats` to the stats file. The bytes are copied by the kernel.
+    pub fn append_fragments(
+        &mut self,
+        result: &Path,
+        stats: Option<&Path>,
+        rows: u64,
+    ) -> Result<(), ExportError> {
+        debug_assert_eq!(
+            self.shard_rows.len(),
+            1,
+            "fragments are for unsharded exports"
+        );
+        self.current
+            .as_mut()
+            .expect("open export")
+            .append_file(result)?;
+        if let (Some(file), Some(path)) = (&mut self.stats, stats) {
+            file.append_file(path)?;
+        }
+        self.in_shard += rows;
+        self.rows_written += rows;
         Ok(())
     }
 

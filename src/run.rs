@@ -6,6 +6,7 @@
 //! `executor_type: ray_partitioned` adds the job directory, the event log, checkpoints and resume
 //! ([`run`] dispatches; see [`crate::job`] and [`crate::partitioning`]).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,7 +27,7 @@ use serde_json::json;
 
 use crate::autosize;
 use crate::events::{Event, EventLog};
-use crate::export::{ExportSpec, Exporter};
+use crate::export::{ExportSpec, Exporter, JsonFragmentEncoder};
 use crate::job::JobPaths;
 
 /// Rows in and out of one op.
@@ -426,6 +427,12 @@ pub(crate) async fn execute(
     }
     let session = planner::session(1);
     let plans = plan_partitions(recipe, index, ranges, starts, &barriers, job, &session).await?;
+    // A single JSON lines export: each partition encodes its own rows, in parallel.
+    let schema = plans[0].physical.schema();
+    let encoder = match plans.iter().all(|p| p.physical.schema() == schema) {
+        true => JsonFragmentEncoder::new(&spec, &schema)?.map(Arc::new),
+        false => None,
+    };
     let events = job.map(|j| j.events.clone());
     let watched = plans
         .iter()
@@ -444,9 +451,12 @@ pub(crate) async fn execute(
     let mut tasks = tokio::task::JoinSet::new();
     for plan in plans {
         let (ctx, concurrency, events) = (session.task_ctx(), concurrency.clone(), events.clone());
-        let path = staging
-            .path()
-            .join(format!("part-{:05}.arrow", plan.partition));
+        let path = staging.path().join(format!(
+            "part-{:05}.{}",
+            plan.partition,
+            if encoder.is_some() { "jsonl" } else { "arrow" }
+        ));
+        let encoder = encoder.clone();
         tasks.spawn(async move {
             concurrency.acquire(plan.partition).await;
             let p = plan.partition;
@@ -470,7 +480,7 @@ pub(crate) async fn execute(
                     );
                 }
             }
-            let staged = stage_partition(plan.physical.clone(), 0, ctx, path).await;
+            let staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
             concurrency.release(p);
             if let Some(ev) = &events {
                 log_partition_end(ev, &plan, &staged, t0.elapsed(), n);
@@ -490,29 +500,19 @@ pub(crate) async fn execute(
         .collect();
     let total_rows: u64 = done.iter().map(|(s, _)| s.rows).sum();
     let total_bytes: u64 = done.iter().map(|(s, _)| s.bytes).sum();
-    let schema = done[0].1.physical.schema();
     let mut exporter = Exporter::create(spec, schema.clone(), total_rows, total_bytes)?;
-    let staged: Vec<&Path> = done
+    let staged: Vec<&Staged> = done
         .iter()
         .filter(|(s, _)| s.rows > 0)
-        .map(|(s, _)| s.path.as_path())
+        .map(|(s, _)| s)
         .collect();
-    match schema.index_of(dj_plans::nodes::ORDER_COLUMN) {
-        // After a selector the rows go out in the selector's order.
-        Ok(order) => crate::ranked::write_in_rank_order(&staged, order, |b| {
-            exporter.write(b).map_err(anyhow::Error::from)
-        })?,
-        Err(_) => {
-            for path in staged {
-                let reader = StreamReader::try_new(
-                    std::io::BufReader::new(std::fs::File::open(path)?),
-                    None,
-                )?;
-                for batch in reader {
-                    exporter.write(&batch?)?;
-                }
-            }
+    if encoder.is_some() {
+        for s in staged {
+            exporter.append_fragments(&s.path, s.stats_path.as_deref(), s.rows)?;
         }
+    } else {
+        let staged: Vec<&Path> = staged.iter().map(|s| s.path.as_path()).collect();
+        export_staged_batches(&mut exporter, &schema, &staged)?;
     }
     let export_files = exporter.finish()?;
     let resumed = starts
@@ -531,6 +531,32 @@ pub(crate) async fn execute(
     report.concurrency_limit = concurrency_limit(recipe, n);
     report.peak_concurrency = concurrency.peak();
     Ok(report)
+}
+
+/// Writes Arrow IPC staging files to the export: in the selector's rank order when the result
+/// has one, else in partition order.
+fn export_staged_batches(
+    exporter: &mut Exporter,
+    schema: &datafusion::arrow::datatypes::SchemaRef,
+    staged: &[&Path],
+) -> Result<()> {
+    match schema.index_of(dj_plans::nodes::ORDER_COLUMN) {
+        Ok(order) => crate::ranked::write_in_rank_order(staged, order, |b| {
+            exporter.write(b).map_err(anyhow::Error::from)
+        }),
+        Err(_) => {
+            for path in staged {
+                let reader = StreamReader::try_new(
+                    std::io::BufReader::new(std::fs::File::open(path)?),
+                    None,
+                )?;
+                for batch in reader {
+                    exporter.write(&batch?)?;
+                }
+            }
+            Ok(())
+        }
+    }
 }
 
 fn log_partition_end(
@@ -633,8 +659,11 @@ fn report(
     }
 }
 
+/// A partition's result on disk: Arrow IPC, or with a [`JsonFragmentEncoder`] its export
+/// lines (and stats lines).
 struct Staged {
     path: PathBuf,
+    stats_path: Option<PathBuf>,
     rows: u64,
     bytes: u64,
 }
@@ -654,22 +683,62 @@ fn staging_dir(export: &Path) -> Result<tempfile::TempDir> {
 
 async fn stage_partition(
     plan: Arc<dyn ExecutionPlan>,
-    partition: usize,
     ctx: Arc<datafusion::execution::TaskContext>,
     path: PathBuf,
+    encoder: Option<Arc<JsonFragmentEncoder>>,
 ) -> Result<Staged> {
-    let mut stream = plan.execute(partition, ctx)?;
-    let file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path)?);
-    let mut writer = StreamWriter::try_new(file, &stream.schema())?;
+    let mut stream = plan.execute(0, ctx)?;
+    let create = |p: &Path| -> Result<_> {
+        Ok(std::io::BufWriter::with_capacity(
+            1 << 20,
+            std::fs::File::create(p).with_context(|| format!("cannot stage {}", p.display()))?,
+        ))
+    };
     let (mut rows, mut bytes) = (0u64, 0u64);
+    let Some(encoder) = encoder else {
+        let mut writer = StreamWriter::try_new(create(&path)?, &stream.schema())?;
+        while let Some(batch) = stream.next().await {
+            let batch = batch?;
+            rows += batch.num_rows() as u64;
+            bytes += batch.get_array_memory_size() as u64;
+            writer.write(&batch)?;
+        }
+        writer.finish()?;
+        return Ok(Staged {
+            path,
+            stats_path: None,
+            rows,
+            bytes,
+        });
+    };
+    let stats_path = encoder
+        .has_stats()
+        .then(|| path.with_extension("stats.jsonl"));
+    let mut out = create(&path)?;
+    let mut stats_out = stats_path.as_deref().map(create).transpose()?;
+    let (mut text, mut stats) = (String::new(), String::new());
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         rows += batch.num_rows() as u64;
-        bytes += batch.get_array_memory_size() as u64;
-        writer.write(&batch)?;
+        text.clear();
+        stats.clear();
+        encoder.encode(&batch, &mut text, &mut stats)?;
+        bytes += text.len() as u64;
+        out.write_all(text.as_bytes())?;
+        if let Some(s) = &mut stats_out {
+            s.write_all(stats.as_bytes())?;
+        }
     }
-    writer.finish()?;
-    Ok(Staged { path, rows, bytes })
+    out.flush()?;
+    if let Some(s) = &mut stats_out {
+        s.flush()?;
+    }
+    Ok(Staged {
+        path,
+        stats_path,
+        rows,
+        bytes,
+    })
 }
 
 impl RunReport {

@@ -17,9 +17,13 @@ use crate::udf::TextMapper;
 /// runs are not collapsed.
 pub fn normalize_whitespace(text: &str) -> Cow<'_, str> {
     let stripped = py_strip(text);
-    if !stripped
-        .chars()
-        .any(|c| c != ' ' && is_various_whitespace(c))
+    // Every VARIOUS_WHITESPACES character but ' ' is TAB or starts with one of these UTF-8 lead
+    // bytes: text without them (most text) needs no per-character look.
+    let maybe = |b: u8| matches!(b, b'\t' | 0xC2 | 0xE2 | 0xE3 | 0xEF);
+    if !stripped.bytes().any(maybe)
+        || !stripped
+            .chars()
+            .any(|c| c != ' ' && is_various_whitespace(c))
     {
         return Cow::Borrowed(stripped);
     }

@@ -21,38 +21,56 @@ use crate::udf::TextMapper;
 /// accepts, and join back with the same separators, dropping tab pieces and lines left without
 /// words (so runs of separators collapse and empty lines disappear).
 pub fn filter_words<'a>(text: &'a str, keep: impl Fn(&str) -> bool) -> Cow<'a, str> {
+    // One pass over the bytes (the three separators are ASCII), written straight into `out`; a
+    // piece or line left without words is truncated away again, with the separator before it.
     let mut out = String::with_capacity(text.len());
-    let mut first_line = true;
-    for line in text.split('\n') {
-        let mut line_out = String::new();
-        let mut first_piece = true;
-        for piece in line.split('\t') {
-            let mut first_word = true;
-            let mut piece_out = String::new();
-            for w in piece.split(' ').filter(|w| !w.is_empty() && keep(w)) {
-                if !first_word {
-                    piece_out.push(' ');
-                }
-                piece_out.push_str(w);
-                first_word = false;
-            }
-            if first_word {
-                continue;
-            }
-            if !first_piece {
-                line_out.push('\t');
-            }
-            line_out.push_str(&piece_out);
-            first_piece = false;
-        }
-        if first_piece {
+    let (mut line_start, mut piece_start) = (0, 0);
+    let (mut any_line, mut any_piece, mut any_word) = (false, false, false);
+    let mut word_start = 0;
+    let bytes = text.as_bytes();
+    for i in 0..=bytes.len() {
+        let sep = bytes.get(i).copied().unwrap_or(b'\n');
+        if !matches!(sep, b' ' | b'\t' | b'\n') {
             continue;
         }
-        if !first_line {
+        let word = &text[word_start..i];
+        word_start = i + 1;
+        if !word.is_empty() && keep(word) {
+            if any_word {
+                out.push(' ');
+            }
+            out.push_str(word);
+            any_word = true;
+        }
+        if sep == b' ' {
+            continue;
+        }
+        // End of a tab piece.
+        if any_word {
+            any_piece = true;
+        } else {
+            out.truncate(piece_start);
+        }
+        any_word = false;
+        if sep == b'\t' {
+            piece_start = out.len();
+            if any_piece {
+                out.push('\t');
+            }
+            continue;
+        }
+        // End of a line.
+        if any_piece {
+            any_line = true;
+        } else {
+            out.truncate(line_start);
+        }
+        any_piece = false;
+        line_start = out.len();
+        if any_line && i < bytes.len() {
             out.push('\n');
         }
-        out.push_str(&line_out);
-        first_line = false;
+        piece_start = out.len();
     }
     if out == text {
         Cow::Borrowed(text)
@@ -609,6 +627,60 @@ pub fn remove_non_chinese_spec() -> OpSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The straightforward split/filter/join that `filter_words` does in one pass.
+    fn filter_words_by_splitting(text: &str, keep: impl Fn(&str) -> bool) -> String {
+        let lines: Vec<String> = text
+            .split('\n')
+            .map(|line| {
+                let pieces: Vec<String> = line
+                    .split('\t')
+                    .map(|p| {
+                        let words: Vec<&str> =
+                            p.split(' ').filter(|w| !w.is_empty() && keep(w)).collect();
+                        words.join(" ")
+                    })
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                pieces.join("\t")
+            })
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines.join("\n")
+    }
+
+    #[test]
+    fn filter_words_matches_split_filter_join() {
+        let texts = [
+            "",
+            " ",
+            "\n",
+            "\t",
+            "a",
+            "a b",
+            " a  b ",
+            "a\n\nb",
+            "\n\nx",
+            "x\n",
+            "\tx\t\ty",
+            "a\t\n\tb",
+            "ab cd\te\n\n fg h\t\t ij\n",
+            "long word\tw\nlonger words here\n",
+            "é  ü\tß\nçà",
+            "a\tbb\nccc dd\te",
+        ];
+        let keeps: [&dyn Fn(&str) -> bool; 3] =
+            [&|_| true, &|_| false, &|w: &str| w.chars().count() <= 2];
+        for t in texts {
+            for (k, keep) in keeps.iter().enumerate() {
+                assert_eq!(
+                    filter_words(t, keep),
+                    filter_words_by_splitting(t, keep),
+                    "text {t:?}, keep #{k}"
+                );
+            }
+        }
+    }
     use crate::dedup::document::md5_hex;
     use crate::mapper::test_support::{build, map_texts};
     use serde_json::json;
