@@ -19,3 +19,8 @@ pub mod progress;
 pub mod ranked;
 pub mod run;
 pub mod sql;
+
+/// mimalloc: the operators and the JSON reader allocate many small strings and values, often
+/// freed on another thread than the one that made them (glibc's arenas contend there).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

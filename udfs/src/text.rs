@@ -175,24 +175,55 @@ pub fn is_py_line_break(c: char) -> bool {
 /// Python `str.splitlines()` (no `keepends`): splits on every Unicode line boundary, `\r\n` as one;
 /// a trailing boundary does not produce an empty last line.
 pub fn py_splitlines(s: &str) -> Vec<&str> {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut it = s.char_indices().peekable();
-    while let Some((i, c)) = it.next() {
-        if is_py_line_break(c) {
-            lines.push(&s[start..i]);
-            let mut end = i + c.len_utf8();
-            if c == '\r' && it.peek().is_some_and(|&(_, n)| n == '\n') {
-                it.next();
-                end += 1;
-            }
-            start = end;
+    py_lines(s).collect()
+}
+
+/// The lines of [`py_splitlines`], without collecting them.
+pub fn py_lines(s: &str) -> PyLines<'_> {
+    PyLines { s, start: 0, i: 0 }
+}
+
+/// Iterator of [`py_lines`]. A byte scan: the boundaries are ASCII controls, U+0085 (C2 85) and
+/// U+2028/9 (E2 80 A8/A9), so only those bytes need a look.
+pub struct PyLines<'a> {
+    s: &'a str,
+    start: usize,
+    i: usize,
+}
+
+impl<'a> Iterator for PyLines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let b = self.s.as_bytes();
+        while self.i < b.len() {
+            let i = self.i;
+            let len = match b[i] {
+                b'\r' if b.get(i + 1) == Some(&b'\n') => 2,
+                b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e => 1,
+                0xC2 if b.get(i + 1) == Some(&0x85) => 2,
+                0xE2 if b.get(i + 1) == Some(&0x80)
+                    && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) =>
+                {
+                    3
+                }
+                _ => {
+                    self.i += 1;
+                    continue;
+                }
+            };
+            let line = &self.s[self.start..i];
+            self.i += len;
+            self.start = self.i;
+            return Some(line);
         }
+        if self.start < b.len() {
+            let line = &self.s[self.start..];
+            self.start = b.len();
+            return Some(line);
+        }
+        None
     }
-    if start < s.len() {
-        lines.push(&s[start..]);
-    }
-    lines
 }
 
 static PY_ALNUM: LazyLock<CharSet> =

@@ -12,14 +12,14 @@ use crate::filter::build_filter;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
-use crate::text::py_splitlines;
+use crate::text::py_lines;
 use crate::udf::{StatType, StatValue, TextStat};
 
 /// `average_line_length_filter`'s `avg_line_length`: `len(text) / len(text.splitlines())`, where
 /// the numerator counts every code point of the text, line breaks included; 0.0 when the text has
 /// no lines (it is empty).
 pub fn avg_line_length(text: &str) -> f64 {
-    let lines = py_splitlines(text).len();
+    let lines = py_lines(text).count();
     if lines == 0 {
         0.0
     } else {
@@ -30,8 +30,7 @@ pub fn avg_line_length(text: &str) -> f64 {
 /// `maximum_line_length_filter`'s `max_line_length`: the longest line of `text.splitlines()` in
 /// code points (line breaks excluded); 0 when the text has no lines.
 pub fn max_line_length(text: &str) -> i64 {
-    py_splitlines(text)
-        .iter()
+    py_lines(text)
         .map(|l| l.chars().count() as i64)
         .max()
         .unwrap_or(0)

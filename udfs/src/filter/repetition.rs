@@ -1,9 +1,8 @@
 //! `character_repetition_filter`: character n-gram repetition ratio.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+use foldhash::{HashMap, HashMapExt};
 use serde_json::json;
 
 use crate::filter::build_filter;
@@ -11,30 +10,6 @@ use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
 use crate::udf::{StatType, StatValue, TextStat};
-
-/// FxHash-style hasher for n-gram keys (no DoS concern: keys are a row's own substrings).
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0xf135_7aea_2e62_a9c5;
-        let mut h = self.0;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            h = (h.rotate_left(26) ^ u64::from_le_bytes(c.try_into().unwrap())).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            h = (h.rotate_left(26) ^ b as u64).wrapping_mul(K);
-        }
-        self.0 = h;
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0.rotate_left(26)
-    }
-}
 
 /// `char_rep_ratio` with n-gram length `n` (> 0), as Data-Juicer computes it: count every
 /// overlapping n-code-point substring; with the counts sorted descending, take
@@ -60,13 +35,10 @@ pub fn char_rep_ratio(text: &str, n: usize) -> f64 {
         return 0.0;
     }
     let at = |i: usize| if offsets.is_empty() { i } else { offsets[i] };
+    let gram = |i: usize| &text[at(i)..at(i + n)];
     let total = len - n + 1;
-    let mut freq: HashMap<&str, u32, BuildHasherDefault<FxHasher>> =
-        HashMap::with_capacity_and_hasher(total.min(1 << 20), Default::default());
-    for i in 0..total {
-        *freq.entry(&text[at(i)..at(i + n)]).or_insert(0) += 1;
-    }
-    let mut counts: Vec<u32> = freq.into_values().collect();
+    let mut counts = gram_counts_by_rolling_hash(text, n, total, &gram)
+        .unwrap_or_else(|| gram_counts_by_text(total, &gram));
     let distinct = counts.len();
     let singletons = counts.iter().filter(|&&c| c == 1).count();
     // int(np.sqrt(len)) on a float, as in Python.
@@ -77,6 +49,49 @@ pub fn char_rep_ratio(text: &str, n: usize) -> f64 {
     counts.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
     let top: u64 = counts[..k].iter().map(|&c| c as u64).sum();
     top as f64 / total as f64
+}
+
+/// The count of each distinct n-gram, keyed by the n-grams themselves.
+fn gram_counts_by_text<'a>(total: usize, gram: &impl Fn(usize) -> &'a str) -> Vec<u32> {
+    let mut freq: HashMap<&str, u32> = HashMap::with_capacity(total.min(1 << 20));
+    for i in 0..total {
+        *freq.entry(gram(i)).or_insert(0) += 1;
+    }
+    freq.into_values().collect()
+}
+
+/// The count of each distinct n-gram, keyed by a polynomial rolling hash of its code points
+/// (hashing a 64-bit key instead of a string at every position). A hash already seen is checked
+/// against the n-gram that first had it: on a collision this gives up (`None`) and the caller
+/// counts by text, so the result is always exact.
+fn gram_counts_by_rolling_hash<'a>(
+    text: &'a str,
+    n: usize,
+    total: usize,
+    gram: &impl Fn(usize) -> &'a str,
+) -> Option<Vec<u32>> {
+    const BASE: u64 = 0x100_0000_01b3;
+    let top = (1..n).fold(1u64, |p, _| p.wrapping_mul(BASE)); // BASE^(n-1)
+    let chars: Vec<u32> = text.chars().map(u32::from).collect();
+    let mut h = chars[..n].iter().fold(0u64, |h, &c| {
+        h.wrapping_mul(BASE).wrapping_add(u64::from(c))
+    });
+    // hash -> (index of the first n-gram with it, count)
+    let mut freq: HashMap<u64, (u32, u32)> = HashMap::with_capacity(total.min(1 << 20));
+    for i in 0..total {
+        if i > 0 {
+            h = h
+                .wrapping_sub(u64::from(chars[i - 1]).wrapping_mul(top))
+                .wrapping_mul(BASE)
+                .wrapping_add(u64::from(chars[i + n - 1]));
+        }
+        let slot = freq.entry(h).or_insert((i as u32, 0));
+        if slot.1 > 0 && slot.0 as usize != i && gram(slot.0 as usize) != gram(i) {
+            return None;
+        }
+        slot.1 += 1;
+    }
+    Some(freq.into_values().map(|(_, c)| c).collect())
 }
 
 #[derive(Debug)]
@@ -145,6 +160,37 @@ mod tests {
     use super::*;
     use crate::mapper::test_support::{build, float_stats};
     use serde_json::json;
+
+    #[test]
+    fn rolling_hash_counts_equal_text_counts() {
+        let texts = [
+            "abcdefghij".repeat(30),
+            "ha".repeat(100),
+            "Straße ünïcödé 中文字符 🙂🙂🙂 straße ünïcödé".to_string(),
+            "the quick brown fox jumps over the lazy dog; the quick brown fox".to_string(),
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab".to_string(),
+        ];
+        for text in &texts {
+            for n in [1, 2, 5, 10] {
+                let offsets: Vec<usize> = text
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .chain(std::iter::once(text.len()))
+                    .collect();
+                let len = offsets.len() - 1;
+                if len < n {
+                    continue;
+                }
+                let gram = |i: usize| &text[offsets[i]..offsets[i + n]];
+                let total = len - n + 1;
+                let mut rolling = gram_counts_by_rolling_hash(text, n, total, &gram).unwrap();
+                let mut exact = gram_counts_by_text(total, &gram);
+                rolling.sort_unstable();
+                exact.sort_unstable();
+                assert_eq!(rolling, exact, "{text:?} n={n}");
+            }
+        }
+    }
 
     const REP_LENS: [usize; 4] = [10, 1, 3, 50];
 

@@ -1,7 +1,7 @@
 //! Word-level filters: `word_repetition_filter`.
 
+use foldhash::{HashMap, HashMapExt};
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -34,6 +34,7 @@ pub fn word_rep_ratio(text: &str, n: usize) -> f64 {
         return 0.0;
     }
     // Intern the words, then count windows of ids.
+    // foldhash: keys are the row's own words (no DoS concern), SipHash dominated here.
     let mut ids: HashMap<&str, u32> = HashMap::with_capacity(words.len());
     let seq: Vec<u32> = words
         .iter()
