@@ -287,6 +287,20 @@ impl OpenFile {
         }
     }
 
+    /// A JSON lines file for `dest` that starts as the written file `fragment` (which it takes
+    /// over: see [`AtomicFile::adopt`]).
+    fn adopt(fragment: &Path, dest: &Path) -> Result<OpenFile, ExportError> {
+        let (atomic, file) =
+            AtomicFile::adopt(fragment, dest).map_err(|source| ExportError::Io {
+                path: dest.to_path_buf(),
+                source,
+            })?;
+        Ok(OpenFile {
+            atomic,
+            sink: Sink::Jsonl(BufWriter::with_capacity(1 << 20, file), String::new()),
+        })
+    }
+
     /// Appends the bytes of the file at `src` (JSON lines only).
     fn append_file(&mut self, src: &Path) -> Result<(), ExportError> {
         let path = self.atomic.dest().to_path_buf();
@@ -405,6 +419,28 @@ impl Exporter {
             done: Vec::new(),
             rows_written: 0,
         })
+    }
+
+    /// The export of partitions encoded by a [`JsonFragmentEncoder`], starting from the first
+    /// partition's fragments (`result` with `rows` rows, and `stats`), which become the export
+    /// and stats files without being copied; append the others with
+    /// [`Exporter::append_fragments`].
+    pub fn from_fragments(
+        spec: ExportSpec,
+        schema: SchemaRef,
+        result: &Path,
+        stats: Option<&Path>,
+        rows: u64,
+    ) -> Result<Exporter, ExportError> {
+        let mut exporter = Exporter::create(spec, schema, 0, 0)?;
+        let dest = exporter.spec.path.clone();
+        exporter.current = Some(OpenFile::adopt(result, &dest)?);
+        if let (Some(_), Some(stats)) = (&exporter.stats, stats) {
+            exporter.stats = Some(OpenFile::adopt(stats, &exporter.spec.stats_path())?);
+        }
+        exporter.in_shard = rows;
+        exporter.rows_written = rows;
+        Ok(exporter)
     }
 
     pub fn result_schema(&self) -> &SchemaRef {

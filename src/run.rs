@@ -500,20 +500,31 @@ pub(crate) async fn execute(
         .collect();
     let total_rows: u64 = done.iter().map(|(s, _)| s.rows).sum();
     let total_bytes: u64 = done.iter().map(|(s, _)| s.bytes).sum();
-    let mut exporter = Exporter::create(spec, schema.clone(), total_rows, total_bytes)?;
-    let staged: Vec<&Staged> = done
-        .iter()
-        .filter(|(s, _)| s.rows > 0)
-        .map(|(s, _)| s)
-        .collect();
-    if encoder.is_some() {
-        for s in staged {
+    let staged: Vec<&Staged> = done.iter().map(|(s, _)| s).collect();
+    let exporter = if encoder.is_some() {
+        // The first partition's lines become the export; the others are appended.
+        let first = staged[0];
+        let mut exporter = Exporter::from_fragments(
+            spec,
+            schema.clone(),
+            &first.path,
+            first.stats_path.as_deref(),
+            first.rows,
+        )?;
+        for s in &staged[1..] {
             exporter.append_fragments(&s.path, s.stats_path.as_deref(), s.rows)?;
         }
+        exporter
     } else {
-        let staged: Vec<&Path> = staged.iter().map(|s| s.path.as_path()).collect();
+        let mut exporter = Exporter::create(spec, schema.clone(), total_rows, total_bytes)?;
+        let staged: Vec<&Path> = staged
+            .iter()
+            .filter(|s| s.rows > 0)
+            .map(|s| s.path.as_path())
+            .collect();
         export_staged_batches(&mut exporter, &schema, &staged)?;
-    }
+        exporter
+    };
     let export_files = exporter.finish()?;
     let resumed = starts
         .iter()

@@ -33,6 +33,21 @@ impl AtomicFile {
         ))
     }
 
+    /// Takes over the already written file `tmp` (on the destination's filesystem) as the
+    /// temporary file of `dest`, opened for appending: it is renamed into place on commit and
+    /// removed if dropped uncommitted.
+    pub fn adopt(tmp: &Path, dest: &Path) -> io::Result<(AtomicFile, File)> {
+        let file = File::options().append(true).open(tmp)?;
+        Ok((
+            AtomicFile {
+                tmp: tmp.to_path_buf(),
+                dest: dest.to_path_buf(),
+                committed: false,
+            },
+            file,
+        ))
+    }
+
     pub fn dest(&self) -> &Path {
         &self.dest
     }
@@ -87,5 +102,21 @@ mod tests {
         write_atomic(&dest, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "new");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn adopted_file_is_appended_then_renamed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (dest, part) = (dir.path().join("out.txt"), dir.path().join("part"));
+        std::fs::write(&part, "first ").unwrap();
+        let (a, mut f) = AtomicFile::adopt(&part, &dest).unwrap();
+        f.write_all(b"second").unwrap();
+        a.commit(f).unwrap();
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "first second");
+        assert!(!part.exists());
+        std::fs::write(&part, "x").unwrap();
+        drop(AtomicFile::adopt(&part, &dest).unwrap());
+        assert!(!part.exists(), "an uncommitted adopted file is removed");
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "first second");
     }
 }

@@ -21,6 +21,23 @@ use crate::udf::TextMapper;
 /// accepts, and join back with the same separators, dropping tab pieces and lines left without
 /// words (so runs of separators collapse and empty lines disappear).
 pub fn filter_words<'a>(text: &'a str, keep: impl Fn(&str) -> bool) -> Cow<'a, str> {
+    // Most texts come back unchanged: every word kept and no empty word (no separator at either
+    // end or next to another), so nothing collapses. Checked first by jumping between separators.
+    let mut start = 0;
+    let unchanged = loop {
+        let end = memchr::memchr3(b' ', b'\t', b'\n', &text.as_bytes()[start..]).map(|i| start + i);
+        let word = &text[start..end.unwrap_or(text.len())];
+        if word.is_empty() || !keep(word) {
+            break false;
+        }
+        match end {
+            Some(e) => start = e + 1,
+            None => break true,
+        }
+    };
+    if unchanged {
+        return Cow::Borrowed(text);
+    }
     // One pass over the bytes (the three separators are ASCII), written straight into `out`; a
     // piece or line left without words is truncated away again, with the separator before it.
     let mut out = String::with_capacity(text.len());
@@ -83,6 +100,11 @@ pub fn filter_words<'a>(text: &'a str, keep: impl Fn(&str) -> bool) -> Cow<'a, s
 /// or it is too long but its SPECIAL_CHARACTERS-stripped form is in range (the word is kept
 /// unstripped).
 fn keep_by_length(word: &str, min_len: i64, max_len: i64) -> bool {
+    // A word of b bytes has between ceil(b / 4) and b characters: often enough to decide.
+    let b = word.len() as i64;
+    if b <= max_len && (b + 3) / 4 >= min_len {
+        return true;
+    }
     let n = word.chars().count() as i64;
     if min_len <= n && n <= max_len {
         return true;
