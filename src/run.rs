@@ -429,9 +429,10 @@ pub(crate) async fn execute(
     let plans = plan_partitions(recipe, index, ranges, starts, &barriers, job, &session).await?;
     // A single JSON lines export: each partition encodes its own rows, in parallel.
     let schema = plans[0].physical.schema();
-    let encoder = match plans.iter().all(|p| p.physical.schema() == schema) {
-        true => JsonFragmentEncoder::new(&spec, &schema)?.map(Arc::new),
-        false => None,
+    let encoder = if plans.iter().all(|p| p.physical.schema() == schema) {
+        JsonFragmentEncoder::new(&spec, &schema)?.map(Arc::new)
+    } else {
+        None
     };
     let events = job.map(|j| j.events.clone());
     let watched = plans
