@@ -12,6 +12,11 @@ recipes=${*:-mappers filters minhash dedup}
 input=$WORK/apt_${rows}.jsonl
 [ -s "$input" ] || python3 "$ROOT/benches/gen_apt_corpus.py" "$input" "$rows" >&2
 ref=${DJ_REFERENCE:-$ROOT/../shared/tools/dj-reference}
+# First use installs the reference venv; Data-Juicer 1.6.1 imports aiohttp without declaring it
+# (the version its uv.lock pins), and the MinHash op needs scipy.
+"$ref" >/dev/null 2>&1 || true
+venv=${DJ_REFERENCE_HOME:-$HOME/.cache/dj-reference}/venv-${DJ_REFERENCE_VERSION:-1.6.1}
+"$venv/bin/python" -c 'import aiohttp, scipy' 2>/dev/null || "$venv/bin/pip" install -q aiohttp==3.12.13 scipy >&2
 mkdir -p "$WORK/out"
 declare -A PROCESS
 PROCESS[mappers]='  - whitespace_normalization_mapper:
