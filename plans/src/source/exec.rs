@@ -171,7 +171,10 @@ impl ExecutionPlan for RowRangeExec {
                                 match p {
                                     Some(p) => match b.project(p) {
                                         Ok(b) => b,
-                                        Err(e) => return tx.blocking_send(Err(e.into())).is_ok(),
+                                        Err(e) => {
+                                            let _ = tx.blocking_send(Err(e.into()));
+                                            return false;
+                                        }
                                     },
                                     None => b,
                                 }
