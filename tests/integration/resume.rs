@@ -481,18 +481,6 @@ fn wait_for_events(dir: &Path, n: usize, child: &mut std::process::Child) -> boo
 fn kill_9_at_many_moments_then_resume_gives_the_same_export() {
     let reference = Job::new();
     let (_, want) = fresh(&reference);
-    let total = events(
-        &reference.job_dir(
-            &std::fs::read_dir(reference.path("jobs"))
-                .unwrap()
-                .next()
-                .unwrap()
-                .unwrap()
-                .file_name()
-                .to_string_lossy(),
-        ),
-    )
-    .len();
     let reference_dir = reference.job_dir(
         &std::fs::read_dir(reference.path("jobs"))
             .unwrap()
@@ -502,6 +490,7 @@ fn kill_9_at_many_moments_then_resume_gives_the_same_export() {
             .file_name()
             .to_string_lossy(),
     );
+    let total = events(&reference_dir).len();
     assert!(
         partition_hashes(&reference_dir)
             .iter()
