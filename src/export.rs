@@ -366,6 +366,35 @@ impl Exporter {
         total_rows: u64,
         total_bytes: u64,
     ) -> Result<Exporter, ExportError> {
+        Exporter::open(spec, schema, total_rows, total_bytes, None)
+    }
+
+    /// The export of partitions encoded by a [`JsonFragmentEncoder`], starting from the first
+    /// partition's fragments (`result` with `rows` rows, and `stats`), which become the export
+    /// and stats files without being copied; append the others with
+    /// [`Exporter::append_fragments`].
+    pub fn from_fragments(
+        spec: ExportSpec,
+        schema: SchemaRef,
+        result: &Path,
+        stats: Option<&Path>,
+        rows: u64,
+    ) -> Result<Exporter, ExportError> {
+        let mut exporter = Exporter::open(spec, schema, 0, 0, Some((result, stats)))?;
+        exporter.in_shard = rows;
+        exporter.rows_written = rows;
+        Ok(exporter)
+    }
+
+    /// Opens the first export file and the stats file: created empty, or taken over from the
+    /// `fragments` (export lines, stats lines) already written.
+    fn open(
+        spec: ExportSpec,
+        schema: SchemaRef,
+        total_rows: u64,
+        total_bytes: u64,
+        fragments: Option<(&Path, Option<&Path>)>,
+    ) -> Result<Exporter, ExportError> {
         let result_schema = Arc::new(spec.result_schema(&schema));
         if spec.format == ExportFormat::Jsonl {
             pyjson::check_schema(&result_schema).map_err(|e| ExportError::Encode {
@@ -388,13 +417,13 @@ impl Exporter {
         } else {
             (vec![u64::MAX], vec![spec.path.clone()])
         };
-        let current = Some(OpenFile::create(
-            &shard_paths[0],
-            spec.format,
-            &result_schema,
-        )?);
-        let stats = match &stats_columns {
-            Some(cols) => {
+        let current = Some(match fragments {
+            Some((result, _)) => OpenFile::adopt(result, &shard_paths[0])?,
+            None => OpenFile::create(&shard_paths[0], spec.format, &result_schema)?,
+        });
+        let stats = match (&stats_columns, fragments.and_then(|(_, stats)| stats)) {
+            (Some(_), Some(fragment)) => Some(OpenFile::adopt(fragment, &spec.stats_path())?),
+            (Some(cols), None) => {
                 let s = Arc::new(schema.project(cols).expect("indices from schema"));
                 Some(OpenFile::create(
                     &spec.stats_path(),
@@ -402,7 +431,7 @@ impl Exporter {
                     &s,
                 )?)
             }
-            None => None,
+            (None, _) => None,
         };
         Ok(Exporter {
             spec,
@@ -419,28 +448,6 @@ impl Exporter {
             done: Vec::new(),
             rows_written: 0,
         })
-    }
-
-    /// The export of partitions encoded by a [`JsonFragmentEncoder`], starting from the first
-    /// partition's fragments (`result` with `rows` rows, and `stats`), which become the export
-    /// and stats files without being copied; append the others with
-    /// [`Exporter::append_fragments`].
-    pub fn from_fragments(
-        spec: ExportSpec,
-        schema: SchemaRef,
-        result: &Path,
-        stats: Option<&Path>,
-        rows: u64,
-    ) -> Result<Exporter, ExportError> {
-        let mut exporter = Exporter::create(spec, schema, 0, 0)?;
-        let dest = exporter.spec.path.clone();
-        exporter.current = Some(OpenFile::adopt(result, &dest)?);
-        if let (Some(_), Some(stats)) = (&exporter.stats, stats) {
-            exporter.stats = Some(OpenFile::adopt(stats, &exporter.spec.stats_path())?);
-        }
-        exporter.in_shard = rows;
-        exporter.rows_written = rows;
-        Ok(exporter)
     }
 
     pub fn result_schema(&self) -> &SchemaRef {
