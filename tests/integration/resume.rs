@@ -743,19 +743,7 @@ fn max_concurrent_partitions_is_enforced() {
 /// row order.
 #[test]
 fn content_hashes_follow_rows_not_files() {
-    let hashes = |job: &Job, id: &str| -> Vec<String> {
-        let info: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(job.job_dir(id).join("checkpoints/partitioning_info.json"))
-                .unwrap(),
-        )
-        .unwrap();
-        info["partitions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["content_hash"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let hashes = |job: &Job, id: &str| partition_hashes(&job.job_dir(id));
     let one = Job::new();
     ok(&one.run(&["--job_id", "h"]));
     let corpus = std::fs::read_to_string(one.path("data.jsonl")).unwrap();

@@ -1337,21 +1337,12 @@ pub fn document_minhash_deduplicator_spec() -> OpSpec {
         kind: OpKind::Deduplicator,
         params: || {
             use ParamType::*;
-            vec![
-                ParamSpec::new(
-                    "tokenization",
-                    Choice(TOKENIZATIONS),
-                    json!("space"),
-                    "shingle units: space, punctuation or character (sentencepiece needs a model, not supported yet)",
-                ),
-                ParamSpec::new("window_size", Int, json!(5), "tokens per shingle"),
-                ParamSpec::new("lowercase", Bool, json!(true), "lower-case the text first"),
-                ParamSpec::new(
-                    "ignore_pattern",
-                    Str,
-                    Value::Null,
-                    "regular expression (Python syntax) whose matches are removed before shingling",
-                ),
+            let mut params = shingle_param_specs(
+                TOKENIZATIONS,
+                "shingle units: space, punctuation or character (sentencepiece needs a model, not supported yet)",
+                5,
+            );
+            params.extend([
                 ParamSpec::new("num_permutations", Int, json!(256), "MinHash permutations"),
                 ParamSpec::new(
                     "jaccard_threshold",
@@ -1377,12 +1368,65 @@ pub fn document_minhash_deduplicator_spec() -> OpSpec {
                     Value::Null,
                     "SentencePiece model for tokenization sentencepiece (not supported yet)",
                 ),
-            ]
+            ]);
+            params
         },
         build: build_document_minhash_deduplicator,
         doc: "Near-duplicate dedup with MinHash LSH: samples sharing a band with an earlier sample \
               (transitively) are removed; the first sample of each cluster is kept.",
     }
+}
+
+/// The shingling parameters both near-duplicate deduplicators take, in Data-Juicer's order:
+/// `tokenization` (one of `tokenizations`), `window_size`, `lowercase`, `ignore_pattern`.
+pub(crate) fn shingle_param_specs(
+    tokenizations: &'static [&'static str],
+    tokenization_doc: &'static str,
+    window_size: i64,
+) -> Vec<ParamSpec> {
+    use ParamType::*;
+    vec![
+        ParamSpec::new(
+            "tokenization",
+            Choice(tokenizations),
+            json!("space"),
+            tokenization_doc,
+        ),
+        ParamSpec::new("window_size", Int, json!(window_size), "tokens per shingle"),
+        ParamSpec::new("lowercase", Bool, json!(true), "lower-case the text first"),
+        ParamSpec::new(
+            "ignore_pattern",
+            Str,
+            Value::Null,
+            "regular expression (Python syntax) whose matches are removed before shingling",
+        ),
+    ]
+}
+
+/// `tokenization`, `window_size` and `lowercase` of [`shingle_param_specs`], validated.
+pub(crate) fn shingle_params(
+    p: &Params,
+) -> std::result::Result<(Tokenization, usize, bool), ParamError> {
+    let tokenization = match p.str("tokenization") {
+        Some("sentencepiece") => {
+            return Err(p.invalid(
+                "tokenization",
+                "needs a SentencePiece model, not supported yet",
+            ));
+        }
+        Some(name) => Tokenization::from_name(name).ok_or_else(|| {
+            p.invalid(
+                "tokenization",
+                format!("unimplemented tokenization method [{name}]"),
+            )
+        })?,
+        None => return Err(p.invalid("tokenization", "must be a string, got null")),
+    };
+    let window_size = positive(p, "window_size", false)?.unwrap_or(1);
+    let Some(lowercase) = p.raw("lowercase").as_bool() else {
+        return Err(p.invalid("lowercase", "must be a boolean, got null"));
+    };
+    Ok((tokenization, window_size, lowercase))
 }
 
 /// A positive integer parameter (`None` when null and `optional`).
@@ -1403,28 +1447,10 @@ pub(crate) fn positive(
 
 /// The [`MinHashConfig`] of validated op parameters.
 pub fn config_from_params(p: &Params) -> std::result::Result<MinHashConfig, ParamError> {
-    let tokenization = match p.str("tokenization") {
-        Some("sentencepiece") => {
-            return Err(p.invalid(
-                "tokenization",
-                "needs a SentencePiece model, not supported yet",
-            ));
-        }
-        Some(name) => Tokenization::from_name(name).ok_or_else(|| {
-            p.invalid(
-                "tokenization",
-                format!("unimplemented tokenization method [{name}]"),
-            )
-        })?,
-        None => return Err(p.invalid("tokenization", "must be a string, got null")),
-    };
-    let window_size = positive(p, "window_size", false)?.unwrap_or(1);
+    let (tokenization, window_size, lowercase) = shingle_params(p)?;
     let num_permutations = positive(p, "num_permutations", false)?.unwrap_or(1);
     let num_bands = positive(p, "num_bands", true)?;
     let num_rows_per_band = positive(p, "num_rows_per_band", true)?;
-    let Some(lowercase) = p.raw("lowercase").as_bool() else {
-        return Err(p.invalid("lowercase", "must be a boolean, got null"));
-    };
     let jaccard_threshold = match p.float("jaccard_threshold") {
         Some(t) if (0.0..=1.0).contains(&t) => t,
         Some(t) => {

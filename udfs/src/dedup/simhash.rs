@@ -38,9 +38,9 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use md5::{Digest, Md5};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::minhash::{Shingler, Tokenization, positive};
+use super::minhash::{Shingler, Tokenization, positive, shingle_param_specs, shingle_params};
 use crate::operator::{DedupKind, DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
@@ -398,21 +398,12 @@ pub fn document_simhash_deduplicator_spec() -> OpSpec {
         kind: OpKind::Deduplicator,
         params: || {
             use ParamType::*;
-            vec![
-                ParamSpec::new(
-                    "tokenization",
-                    Choice(TOKENIZATIONS),
-                    json!("space"),
-                    "shingle units: space, punctuation or character",
-                ),
-                ParamSpec::new("window_size", Int, json!(6), "tokens per shingle"),
-                ParamSpec::new("lowercase", Bool, json!(true), "lower-case the text first"),
-                ParamSpec::new(
-                    "ignore_pattern",
-                    Str,
-                    Value::Null,
-                    "regular expression (Python syntax) whose matches are removed before shingling",
-                ),
+            let mut params = shingle_param_specs(
+                TOKENIZATIONS,
+                "shingle units: space, punctuation or character",
+                6,
+            );
+            params.extend([
                 ParamSpec::new(
                     "num_blocks",
                     Int,
@@ -425,7 +416,8 @@ pub fn document_simhash_deduplicator_spec() -> OpSpec {
                     json!(4),
                     "samples whose SimHashes differ in at most this many bits are near duplicates (less than num_blocks)",
                 ),
-            ]
+            ]);
+            params
         },
         build: build_document_simhash_deduplicator,
         doc: "Near-duplicate dedup with SimHash: samples whose 64-bit SimHashes are within \
@@ -434,21 +426,9 @@ pub fn document_simhash_deduplicator_spec() -> OpSpec {
 }
 
 fn build_document_simhash_deduplicator(p: &Params) -> Result<Operator, ParamError> {
-    let tokenization = match p.str("tokenization") {
-        Some(name) => Tokenization::from_name(name).ok_or_else(|| {
-            p.invalid(
-                "tokenization",
-                format!("unimplemented tokenization method [{name}]"),
-            )
-        })?,
-        None => return Err(p.invalid("tokenization", "must be a string, got null")),
-    };
-    let window_size = positive(p, "window_size", false)?.unwrap_or(1);
+    let (tokenization, window_size, lowercase) = shingle_params(p)?;
     let num_blocks = positive(p, "num_blocks", false)?.unwrap_or(1);
     let hamming_distance = positive(p, "hamming_distance", false)?.unwrap_or(1);
-    let Some(lowercase) = p.raw("lowercase").as_bool() else {
-        return Err(p.invalid("lowercase", "must be a boolean, got null"));
-    };
     check_blocks(num_blocks, hamming_distance).map_err(|e| p.invalid("hamming_distance", e))?;
     let hasher = SimHasher::new(
         tokenization,
