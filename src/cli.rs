@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Parser;
 use dj_plans::Recipe;
+use dj_plans::recipe::Engine;
 
 use crate::flags::{Format, PlanCommand, PlanFlags, RunFlags, split_overrides};
 
@@ -43,7 +44,7 @@ pub fn run_main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (kept, overrides) = split_overrides(
         &args,
-        &["config", "job_id", "resume"],
+        &["config", "job_id", "resume", "engine", "scheduler"],
         &["json", "help", "version"],
     );
     let mut flags = RunFlags::parse_from(std::iter::once("dj-run".to_string()).chain(kept));
@@ -71,6 +72,8 @@ fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {
         job_id: flags.job_id.clone(),
         resume: flags.resume.clone(),
         command,
+        engine: flags.engine.map(Engine::from),
+        scheduler: flags.scheduler.clone(),
     };
     let report = runtime()?
         .block_on(crate::run::run(&recipe, &opts))
@@ -113,4 +116,48 @@ fn plan_cmd(flags: &PlanFlags) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `dj-cluster`.
+pub fn cluster_main() -> ExitCode {
+    init_tracing();
+    let flags = crate::flags::ClusterFlags::parse();
+    finish(runtime().and_then(|rt| {
+        rt.block_on(async {
+            match flags.command {
+                crate::flags::ClusterCommand::Scheduler {
+                    bind,
+                    executor_timeout,
+                } => {
+                    crate::cluster::run_scheduler(crate::cluster::SchedulerOptions {
+                        bind,
+                        executor_timeout_seconds: executor_timeout,
+                    })
+                    .await
+                }
+                crate::flags::ClusterCommand::Executor {
+                    scheduler,
+                    bind_host,
+                    port,
+                    grpc_port,
+                    slots,
+                    work_dir,
+                    heartbeat,
+                } => {
+                    crate::cluster::run_executor(crate::cluster::ExecutorOptions {
+                        scheduler,
+                        bind_host,
+                        port,
+                        grpc_port,
+                        slots: slots.unwrap_or_else(|| {
+                            std::thread::available_parallelism().map_or(1, |n| n.get())
+                        }),
+                        work_dir,
+                        heartbeat_seconds: heartbeat,
+                    })
+                    .await
+                }
+            }
+        })
+    }))
 }

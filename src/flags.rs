@@ -26,6 +26,15 @@ pub struct RunFlags {
     /// then run only the unfinished work. Fails without touching checkpoints if anything differs.
     #[arg(long)]
     pub resume: Option<String>,
+    /// Where the partitions run: in this process, or on an Apache Ballista cluster (see
+    /// `dj-cluster`). Overrides the recipe's `engine` without changing the job's recipe hash, so a
+    /// job resumes on either engine.
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineFlag>,
+    /// The Ballista scheduler's host:port (default: the recipe's `scheduler`, else
+    /// 127.0.0.1:50050).
+    #[arg(long)]
+    pub scheduler: Option<String>,
     /// Recipe overrides (`--key value`), collected by [`split_overrides`].
     #[arg(skip)]
     pub overrides: Vec<(String, String)>,
@@ -51,6 +60,21 @@ pub enum PlanCommand {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineFlag {
+    Local,
+    Ballista,
+}
+
+impl From<EngineFlag> for dj_plans::recipe::Engine {
+    fn from(e: EngineFlag) -> Self {
+        match e {
+            EngineFlag::Local => dj_plans::recipe::Engine::Local,
+            EngineFlag::Ballista => dj_plans::recipe::Engine::Ballista,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -143,4 +167,51 @@ mod tests {
             ]
         );
     }
+}
+
+/// Starts the processes of an Apache Ballista cluster that runs dj-fusion plans
+/// (`dj-run --engine ballista`). Plain Ballista binaries cannot: they lack dj-fusion's operators
+/// and plan codecs.
+#[derive(Debug, Parser)]
+#[command(name = "dj-cluster", version, about)]
+pub struct ClusterFlags {
+    #[command(subcommand)]
+    pub command: ClusterCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Run a scheduler (until killed).
+    Scheduler {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        bind: std::net::SocketAddr,
+        /// Seconds without a heartbeat before an executor is declared dead and its work rerun.
+        #[arg(long, default_value_t = 30)]
+        executor_timeout: u64,
+    },
+    /// Run an executor that registers with the scheduler (until killed).
+    Executor {
+        /// The scheduler's host:port.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        scheduler: String,
+        /// Host to listen on, as other processes reach it.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind_host: String,
+        /// Arrow Flight port (results and shuffle data).
+        #[arg(long, default_value_t = 50051)]
+        port: u16,
+        /// gRPC port (tasks).
+        #[arg(long, default_value_t = 50052)]
+        grpc_port: u16,
+        /// Tasks run at once (default: the number of cores).
+        #[arg(long)]
+        slots: Option<usize>,
+        /// Directory for shuffle output (default: a temporary directory).
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
+        /// Seconds between heartbeats to the scheduler.
+        #[arg(long, default_value_t = 5)]
+        heartbeat: u64,
+    },
 }

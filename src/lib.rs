@@ -6,6 +6,7 @@
 
 pub mod autosize;
 pub mod cli;
+pub mod cluster;
 pub mod events;
 pub mod explain;
 pub mod export;

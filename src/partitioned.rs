@@ -242,8 +242,9 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
         events: events.clone(),
         hash_sinks,
     };
+    let target = opts.target(recipe);
     let result = tokio::select! {
-        r = execute(recipe, &index, &ranges, &starts, Some(&job), started) => r,
+        r = execute(recipe, &index, &ranges, &starts, Some(&job), &target, started) => r,
         signal = stop_signal() => Err(anyhow::anyhow!(
             "interrupted by {signal}; the job is resumable with --resume {job_id}"
         )),

@@ -18,8 +18,11 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
 use dj_plans::nodes::checkpoint::checkpoint_file_name;
-use dj_plans::nodes::{CheckpointListener, CheckpointTarget, Concurrency};
-use dj_plans::recipe::{CheckpointStrategy, ExecutorType, OpConfig, PartitionMode};
+use dj_plans::nodes::op_boundary::CountsReport;
+use dj_plans::nodes::{
+    CheckpointListener, CheckpointNode, CheckpointTarget, Concurrency, SavedCheckpoint,
+};
+use dj_plans::recipe::{CheckpointStrategy, Engine, ExecutorType, OpConfig, PartitionMode};
 use dj_plans::source::{InputIndex, RangeHashSink, RowRange, RowRangeTable};
 use dj_plans::{Recipe, planner};
 use futures::StreamExt;
@@ -79,6 +82,35 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// The command that started the job (for the printed resume command).
     pub command: Vec<String>,
+    /// `--engine`: overrides the recipe's `engine`.
+    pub engine: Option<Engine>,
+    /// `--scheduler`: overrides the recipe's `scheduler`.
+    pub scheduler: Option<String>,
+}
+
+/// Where the partitions' plans run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Local,
+    /// A Ballista cluster, by its scheduler's `host:port`.
+    Ballista {
+        scheduler: String,
+    },
+}
+
+impl RunOptions {
+    /// The engine the flags choose, else the recipe's.
+    pub fn target(&self, recipe: &Recipe) -> Target {
+        match self.engine.unwrap_or(recipe.engine) {
+            Engine::Local => Target::Local,
+            Engine::Ballista => Target::Ballista {
+                scheduler: self
+                    .scheduler
+                    .clone()
+                    .unwrap_or_else(|| recipe.scheduler.clone()),
+            },
+        }
+    }
 }
 
 /// The logical partitions of a run, and the auto-sizing decision when `partition.mode: auto`.
@@ -256,13 +288,17 @@ async fn plan_partitions(
     barriers: &Barriers,
     job: Option<&JobCtx>,
     session: &SessionContext,
+    remote_counts: Option<&Path>,
 ) -> Result<Vec<PartitionPlan>> {
     let mut plans = Vec::with_capacity(ranges.len());
     for (p, (range, start)) in ranges.iter().zip(starts).enumerate() {
         let input = || RowRangeTable::new(index.clone(), vec![*range]);
         let (table, from_input, first) = match start {
             Start::Input => {
-                let sink = job.and_then(|j| j.hash_sinks.get(p).cloned().flatten());
+                // A remote plan's input was hashed before it was sent.
+                let sink = job
+                    .filter(|_| remote_counts.is_none())
+                    .and_then(|j| j.hash_sinks.get(p).cloned().flatten());
                 (input().with_hash_sink(sink), true, 0)
             }
             Start::Checkpoint { op, path } => {
@@ -313,6 +349,12 @@ async fn plan_partitions(
         let ctx = barriers.context(p, &checkpoint);
         let compiled = compile_partition(recipe, Arc::new(table), from_input, ops, &ctx)
             .with_context(|| format!("cannot compile recipe {}", recipe.file))?;
+        if let Some(dir) = remote_counts {
+            compiled.counters.report_to(CountsReport {
+                dir: dir.to_path_buf(),
+                partition: p,
+            });
+        }
         let physical = session.state().create_physical_plan(&compiled.plan).await?;
         let ops = ops.iter().map(|o| (o.index, o.name.clone())).collect();
         plans.push(PartitionPlan {
@@ -360,6 +402,7 @@ pub async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
         &barriers,
         job.as_ref(),
         &session,
+        None,
     )
     .await?;
     let first = plans.remove(0);
@@ -382,6 +425,10 @@ pub(crate) async fn build_index(recipe: &Recipe) -> Result<InputIndex> {
 pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
     // A bad export path fails before the input is read.
     ExportSpec::new(Path::new(&recipe.export_path), 0, false, false)?;
+    let target = opts.target(recipe);
+    if target != Target::Local {
+        crate::cluster::check_recipe(recipe)?;
+    }
     if recipe.executor_type != ExecutorType::RayPartitioned {
         if opts.resume.is_some() {
             bail!("--resume is only supported by the ray_partitioned executor.");
@@ -390,7 +437,7 @@ pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
         let index = Arc::new(build_index(recipe).await?);
         let ranges = plan_partitioning(recipe, &index).await?.ranges;
         let starts = vec![Start::Input; ranges.len()];
-        return execute(recipe, &index, &ranges, &starts, None, started).await;
+        return execute(recipe, &index, &ranges, &starts, None, &target, started).await;
     }
     crate::partitioned::run_partitioned(recipe, opts).await
 }
@@ -402,6 +449,7 @@ pub(crate) async fn execute(
     ranges: &[RowRange],
     starts: &[Start],
     job: Option<&JobCtx>,
+    target: &Target,
     started: Instant,
 ) -> Result<RunReport> {
     let spec = ExportSpec::new(
@@ -425,8 +473,30 @@ pub(crate) async fn execute(
             );
         }
     }
-    let session = planner::session(1);
-    let plans = plan_partitions(recipe, index, ranges, starts, &barriers, job, &session).await?;
+    let (session, remote) = match target {
+        Target::Local => (planner::session(1), None),
+        Target::Ballista { scheduler } => {
+            // Executors cannot report content hashes back: hash here before they read.
+            if let Some(job) = job {
+                hash_before_remote_read(index, ranges, starts, job, concurrency_limit(recipe, n))
+                    .await?;
+            }
+            let counts = std::path::absolute(staging.path().join("counts"))?;
+            std::fs::create_dir_all(&counts)?;
+            (crate::cluster::client(scheduler).await?, Some(counts))
+        }
+    };
+    let plans = plan_partitions(
+        recipe,
+        index,
+        ranges,
+        starts,
+        &barriers,
+        job,
+        &session,
+        remote.as_deref(),
+    )
+    .await?;
     // A single JSON lines export: each partition encodes its own rows, in parallel.
     let schema = plans[0].physical.schema();
     let encoder = if plans.iter().all(|p| p.physical.schema() == schema) {
@@ -450,6 +520,7 @@ pub(crate) async fn execute(
         .collect();
     let progress = crate::progress::start(watched);
     let mut tasks = tokio::task::JoinSet::new();
+    let remote = remote.is_some();
     for plan in plans {
         let (ctx, concurrency, events) = (session.task_ctx(), concurrency.clone(), events.clone());
         let path = staging.path().join(format!(
@@ -481,7 +552,13 @@ pub(crate) async fn execute(
                     );
                 }
             }
-            let staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
+            let mut staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
+            if remote
+                && staged.is_ok()
+                && let Err(e) = report_remote_partition(&plan, events.as_deref(), t0.elapsed())
+            {
+                staged = Err(e);
+            }
             concurrency.release(p);
             if let Some(ev) = &events {
                 log_partition_end(ev, &plan, &staged, t0.elapsed(), n);
@@ -543,6 +620,70 @@ pub(crate) async fn execute(
     report.concurrency_limit = concurrency_limit(recipe, n);
     report.peak_concurrency = concurrency.peak();
     Ok(report)
+}
+
+/// Content-hashes, here, every partition that will read its input on the cluster and has no
+/// saved hash yet, and records the hashes before any executor can write a checkpoint.
+async fn hash_before_remote_read(
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+    starts: &[Start],
+    job: &JobCtx,
+    concurrency: usize,
+) -> Result<()> {
+    let todo: Vec<(usize, Arc<dyn RangeHashSink>)> = starts
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s, Start::Input))
+        .filter_map(|(p, _)| Some((p, job.hash_sinks.get(p).cloned().flatten()?)))
+        .collect();
+    let todo_ranges: Vec<RowRange> = todo.iter().map(|(p, _)| ranges[*p]).collect();
+    let ctx = planner::session(1).task_ctx();
+    let digests =
+        crate::partitioning::hash_partitions(index, &todo_ranges, ctx, concurrency).await?;
+    for ((_, sink), (rows, hash)) in todo.iter().zip(digests) {
+        sink.range_hashed(0, dj_plans::source::RangeDigest { rows, hash })
+            .map_err(anyhow::Error::msg)?;
+    }
+    Ok(())
+}
+
+/// After a partition ran on the cluster: reads back the row counts its boundaries reported, and
+/// reports its checkpoints (their sinks ran on executors, which cannot log events here).
+fn report_remote_partition(
+    plan: &PartitionPlan,
+    events: Option<&EventLog>,
+    elapsed: Duration,
+) -> Result<()> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    let counters = &plan.compiled.counters;
+    counters
+        .load_reported()
+        .context("cannot read the row counts the executors reported")?;
+    let Some(events) = events else {
+        return Ok(());
+    };
+    let mut targets = Vec::new();
+    plan.compiled.plan.apply(|node| {
+        if let datafusion::logical_expr::LogicalPlan::Extension(e) = node
+            && let Some(c) = e.node.as_any().downcast_ref::<CheckpointNode>()
+        {
+            targets.push(c.target.clone());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    targets.sort_by_key(|t| t.op_index);
+    for t in targets.into_iter().filter(|t| t.path.is_file()) {
+        events.saved(&SavedCheckpoint {
+            op_index: t.op_index,
+            op_name: t.op_name.clone(),
+            partition: t.partition,
+            path: t.path.clone(),
+            rows: counters.rows_out(t.op_index),
+            seconds: elapsed.as_secs_f64(),
+        });
+    }
+    Ok(())
 }
 
 /// Writes Arrow IPC staging files to the export: in the selector's rank order when the result

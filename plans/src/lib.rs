@@ -5,6 +5,7 @@
 //! boundaries, global dedup) and [`planner`] maps them to execution plans.
 
 pub mod atomic;
+pub mod codec;
 pub mod compile;
 pub mod nodes;
 pub mod planner;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::common::Result;
-use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::QueryPlanner;
+use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
 use datafusion::physical_plan::ExecutionPlan;
@@ -89,19 +89,34 @@ impl QueryPlanner for DjQueryPlanner {
 /// A session for running recipes: `target_partitions` threads of work, no round-robin
 /// repartitioning (it would reorder rows between logical partitions), and the dj planner.
 pub fn session(target_partitions: usize) -> SessionContext {
+    SessionContext::new_with_state(state(config(target_partitions)))
+}
+
+/// The session settings recipes need (see [`session`]).
+pub fn config(target_partitions: usize) -> SessionConfig {
     let mut config = SessionConfig::new()
         .with_target_partitions(target_partitions.max(1))
-        .with_round_robin_repartition(false)
-        .with_repartition_file_scans(false)
-        .with_coalesce_batches(true)
         .with_information_schema(true);
+    enforce(&mut config);
     config
-        .options_mut()
-        .execution
-        .parquet
-        .schema_force_view_types = false;
-    // The leaf-expression rules move `get_field(__dj__stats__, ..)` below op boundaries, which
-    // would evaluate later filters' stats before earlier filters ran.
+}
+
+/// Settings a recipe's plan is only correct with, applied over any other configuration (a
+/// Ballista scheduler builds its sessions from the client's settings).
+fn enforce(config: &mut SessionConfig) {
+    let options = config.options_mut();
+    options.optimizer.enable_round_robin_repartition = false;
+    options.optimizer.repartition_file_scans = false;
+    options.execution.coalesce_batches = true;
+    options.execution.parquet.schema_force_view_types = false;
+}
+
+/// A session state with dj-fusion's planner over `config`: the extension planner for the custom
+/// nodes, and the optimizer without the two leaf-expression rules, which move
+/// `get_field(__dj__stats__, ..)` below op boundaries and so would evaluate later filters' stats
+/// before earlier filters ran.
+pub fn state(mut config: SessionConfig) -> SessionState {
+    enforce(&mut config);
     let rules = datafusion::optimizer::Optimizer::new()
         .rules
         .into_iter()
@@ -112,11 +127,10 @@ pub fn session(target_partitions: usize) -> SessionContext {
             )
         })
         .collect();
-    let state = SessionStateBuilder::new()
+    SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
         .with_optimizer_rules(rules)
         .with_query_planner(Arc::new(DjQueryPlanner))
-        .build();
-    SessionContext::new_with_state(state)
+        .build()
 }

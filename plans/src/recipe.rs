@@ -52,6 +52,29 @@ pub enum ExecutorType {
     RayPartitioned,
 }
 
+/// Where the partitions' plans run (`engine`, or `dj-run --engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    /// In this process.
+    Local,
+    /// On an Apache Ballista cluster: the scheduler at `scheduler` and its executors.
+    Ballista,
+}
+
+impl Engine {
+    pub fn parse(name: &str) -> Option<Engine> {
+        match name {
+            "local" => Some(Engine::Local),
+            "ballista" => Some(Engine::Ballista),
+            _ => None,
+        }
+    }
+}
+
+/// Ballista's default scheduler address.
+pub const DEFAULT_SCHEDULER: &str = "127.0.0.1:50050";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PartitionMode {
@@ -91,7 +114,7 @@ pub struct CheckpointConfig {
     pub op_names: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StorageFormat {
     Parquet,
@@ -99,7 +122,7 @@ pub enum StorageFormat {
     Jsonl,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Compression {
     Snappy,
@@ -164,6 +187,11 @@ pub struct Recipe {
     pub work_dir: Option<String>,
     pub job_id: Option<String>,
     pub executor_type: ExecutorType,
+    /// `engine` (default `local`); `dj-run --engine` overrides it without changing the job's
+    /// recipe hash, so a job started on a cluster resumes locally and the reverse.
+    pub engine: Engine,
+    /// `scheduler`: the Ballista scheduler's `host:port` (default [`DEFAULT_SCHEDULER`]).
+    pub scheduler: String,
     pub keep_stats_in_res_ds: bool,
     pub keep_hashes_in_res_ds: bool,
     pub event_logging: bool,
@@ -191,6 +219,8 @@ const READ_KEYS: &[&str] = &[
     "work_dir",
     "job_id",
     "executor_type",
+    "engine",
+    "scheduler",
     "process",
     "partition",
     "checkpoint",
@@ -360,6 +390,18 @@ impl Recipe {
                 ));
             }
         };
+        let engine = match ctx.string(map, "engine")?.as_deref() {
+            None => Engine::Local,
+            Some(name) => Engine::parse(name).ok_or_else(|| {
+                ctx.err(
+                    &["engine"],
+                    &format!("unsupported engine `{name}`; expected local or ballista"),
+                )
+            })?,
+        };
+        let scheduler = ctx
+            .string(map, "scheduler")?
+            .unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
         let partition = ctx.partition(map.get("partition"))?;
         let checkpoint = ctx.checkpoint(map.get("checkpoint"), &mut warnings)?;
         let intermediate_storage = ctx.storage(map.get("intermediate_storage"))?;
@@ -387,6 +429,8 @@ impl Recipe {
             work_dir: ctx.string(map, "work_dir")?,
             job_id,
             executor_type,
+            engine,
+            scheduler,
             keep_stats_in_res_ds: ctx.bool(map, "keep_stats_in_res_ds")?.unwrap_or(false),
             keep_hashes_in_res_ds: ctx.bool(map, "keep_hashes_in_res_ds")?.unwrap_or(false),
             event_logging,

@@ -16,6 +16,7 @@ pub mod selector;
 pub mod text;
 pub mod udf;
 pub mod value;
+pub mod wire;
 
 pub use operator::{DedupKind, DedupOp, FieldFilterOp, FieldStat, FilterOp, Operator, StatRange};
 pub use params::{ParamError, ParamSpec, ParamType, Params};

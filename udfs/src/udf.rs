@@ -275,6 +275,10 @@ impl FnUdf {
             signature: Signature::variadic_any(Volatility::Immutable),
         }))
     }
+
+    pub fn identity(&self) -> &UdfIdentity {
+        &self.id
+    }
 }
 
 impl Debug for FnUdf {

@@ -167,6 +167,10 @@ impl CheckpointExec {
     pub fn new(input: Arc<dyn ExecutionPlan>, target: CheckpointTarget) -> Self {
         CheckpointExec { input, target }
     }
+
+    pub fn target(&self) -> &CheckpointTarget {
+        &self.target
+    }
 }
 
 impl DisplayAs for CheckpointExec {

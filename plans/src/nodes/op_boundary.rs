@@ -6,12 +6,12 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::common::{DFSchemaRef, Result};
+use datafusion::common::{DFSchemaRef, DataFusionError, Result};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
@@ -20,16 +20,77 @@ use futures::Stream;
 /// Rows counted at each boundary, shared by the plan's boundary nodes and the runner. Slot 0
 /// counts the rows loaded (after Data-Juicer's drop of null texts); slot `i + 1` the rows
 /// leaving op `i`.
+///
+/// On a cluster the boundaries run in another process: counters decoded there carry a
+/// [`CountsReport`], and each boundary writes its final count to a file the runner reads back.
 #[derive(Debug, Default)]
 pub struct OpCounters {
     slots: Vec<AtomicU64>,
+    report: OnceLock<CountsReport>,
+}
+
+/// Where boundaries executed in another process leave their counts: one small file per slot,
+/// `partition_PPPP_slot_SSSS.count` under `dir`, written atomically when the slot's stream ends.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CountsReport {
+    pub dir: std::path::PathBuf,
+    pub partition: usize,
+}
+
+impl CountsReport {
+    fn path(&self, slot: usize) -> std::path::PathBuf {
+        self.dir.join(format!(
+            "partition_{:04}_slot_{slot:04}.count",
+            self.partition
+        ))
+    }
 }
 
 impl OpCounters {
     pub fn new(ops: usize) -> Arc<OpCounters> {
         Arc::new(OpCounters {
             slots: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
+            report: OnceLock::new(),
         })
+    }
+    /// Counters whose boundaries write their counts as `report` says (decoded plans).
+    pub fn reporting(slots: usize, report: CountsReport) -> Arc<OpCounters> {
+        Arc::new(OpCounters {
+            slots: (0..slots).map(|_| AtomicU64::new(0)).collect(),
+            report: OnceLock::from(report),
+        })
+    }
+    /// Asks boundaries executed elsewhere to report into `report` (set before encoding a plan).
+    pub fn report_to(&self, report: CountsReport) {
+        let _ = self.report.set(report);
+    }
+    pub fn report(&self) -> Option<&CountsReport> {
+        self.report.get()
+    }
+    pub fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+    /// Reads back the counts the remote boundaries reported; a slot without a file stays 0.
+    pub fn load_reported(&self) -> std::io::Result<()> {
+        let Some(report) = self.report.get() else {
+            return Ok(());
+        };
+        for (slot, counter) in self.slots.iter().enumerate() {
+            match std::fs::read_to_string(report.path(slot)) {
+                Ok(text) => {
+                    let n = text.trim().parse().map_err(|_| {
+                        std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            format!("{}: not a row count", report.path(slot).display()),
+                        )
+                    })?;
+                    counter.store(n, AtomicOrdering::Relaxed);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
     /// Rows that entered the first op.
     pub fn rows_loaded(&self) -> u64 {
@@ -47,7 +108,9 @@ impl OpCounters {
 /// Which boundary a node is: the load step, the end of a recipe op, or the point inside filter
 /// op `i` where its stat is computed and its range test not yet applied (a barrier that keeps
 /// DataFusion from inlining the stat into the filter, which would compute it twice).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, serde::Serialize, serde::Deserialize,
+)]
 pub enum Boundary {
     Load,
     Op(usize),
@@ -195,8 +258,20 @@ impl Stream for CountingStream {
     type Item = Result<RecordBatch>;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let polled = self.inner.as_mut().poll_next(cx);
-        if let Poll::Ready(Some(Ok(b))) = &polled {
-            self.counters.add(self.slot, b.num_rows() as u64);
+        match &polled {
+            Poll::Ready(Some(Ok(b))) => self.counters.add(self.slot, b.num_rows() as u64),
+            Poll::Ready(None) => {
+                if let Some(report) = self.counters.report() {
+                    let n = self.counters.slots[self.slot].load(AtomicOrdering::Relaxed);
+                    let path = report.path(self.slot);
+                    if let Err(e) = crate::atomic::write_atomic(&path, n.to_string().as_bytes()) {
+                        return Poll::Ready(Some(Err(DataFusionError::External(
+                            format!("cannot report row count to {}: {e}", path.display()).into(),
+                        ))));
+                    }
+                }
+            }
+            _ => {}
         }
         polled
     }

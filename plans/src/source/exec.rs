@@ -79,6 +79,14 @@ impl RowRangeExec {
     pub fn index(&self) -> &Arc<InputIndex> {
         &self.index
     }
+
+    pub fn projection(&self) -> Option<&Vec<usize>> {
+        self.projection.as_ref()
+    }
+
+    pub fn hash_sink(&self) -> Option<&Arc<dyn RangeHashSink>> {
+        self.hash_sink.as_ref()
+    }
 }
 
 impl DisplayAs for RowRangeExec {
@@ -241,6 +249,18 @@ impl RowRangeTable {
     pub fn with_hash_sink(mut self, sink: Option<Arc<dyn RangeHashSink>>) -> Self {
         self.hash_sink = sink;
         self
+    }
+
+    pub fn index(&self) -> &Arc<InputIndex> {
+        &self.index
+    }
+
+    pub fn ranges(&self) -> &[RowRange] {
+        &self.ranges
+    }
+
+    pub fn hash_sink(&self) -> Option<&Arc<dyn RangeHashSink>> {
+        self.hash_sink.as_ref()
     }
 }
 

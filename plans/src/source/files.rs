@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::SourceError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileFormat {
     /// One JSON object per line (`.jsonl`, or `.json` not starting with `[`).
@@ -17,7 +17,7 @@ pub enum FileFormat {
     ArrowIpc,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Compression {
     None,

@@ -53,7 +53,7 @@ impl SourceError {
 }
 
 /// A position inside one input file from which rows can be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SeekPoint {
     /// Row index within the file.
     pub row: u64,
@@ -64,7 +64,7 @@ pub struct SeekPoint {
 }
 
 /// One input file, counted and indexed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct InputFile {
     pub path: PathBuf,
     pub format: FileFormat,

@@ -1,0 +1,477 @@
+//! Serialization codecs for dj-fusion's plans, so the same compiled plan runs in other processes
+//! (Ballista's scheduler and executors). They carry the row-range source, the `DjOp`/`DjStats`
+//! boundaries, the checkpoint sinks and the operator UDFs (by op name and parameters), and hand
+//! every other node to an inner codec (Ballista's own, or DataFusion's default).
+//!
+//! Deliberate limits: the dedup and selector barriers meet all partitions inside one process, so
+//! plans holding them are refused with a clear error. A decoded checkpoint sink has no listener
+//! (the runner logs `checkpoint_save` when the partition's job ends), and decoded boundaries report
+//! their row counts through files when the plan asked for it ([`CountsReport`]).
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::ipc::reader::StreamReader;
+use datafusion::arrow::ipc::writer::StreamWriter;
+use datafusion::catalog::TableProvider;
+use datafusion::common::{DataFusionError, Result, TableReference};
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{Extension, LogicalPlan, ScalarUDF};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
+use datafusion_proto::physical_plan::{
+    DefaultPhysicalExtensionCodec, PhysicalExtensionCodec, PhysicalProtoConverterExtension,
+};
+use dj_udfs::udf::UdfIdentity;
+use dj_udfs::wire::{identity_of, rebuild_udf};
+use serde::{Deserialize, Serialize};
+
+use crate::nodes::checkpoint::{
+    CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
+};
+use crate::nodes::op_boundary::{
+    Boundary, CountsReport, OpBoundaryExec, OpBoundaryNode, OpCounters,
+};
+use crate::nodes::{DedupExec, DedupNode, SelectExec, SelectNode};
+use crate::recipe::{Compression, StorageFormat};
+use crate::source::{InputFile, InputIndex, RowRange, RowRangeExec, RowRangeTable};
+
+/// First byte of every buffer: which codec wrote the rest.
+const INNER: u8 = 0;
+const DJ: u8 = 1;
+
+/// A dj-fusion node on the wire (JSON after the [`DJ`] tag byte).
+#[derive(Debug, Serialize, Deserialize)]
+enum WireNode {
+    OpBoundary {
+        boundary: Boundary,
+        op_name: String,
+        /// The logical node's label; execution plans do not keep it.
+        kind: Option<String>,
+        slots: usize,
+        report: Option<CountsReport>,
+    },
+    Checkpoint {
+        op_index: usize,
+        op_name: String,
+        partition: usize,
+        path: PathBuf,
+        format: StorageFormat,
+        compression: Compression,
+    },
+    RowRange {
+        index: WireIndex,
+        ranges: Vec<RowRange>,
+        projection: Option<Vec<usize>>,
+    },
+}
+
+/// An [`InputIndex`] with absolute paths (executors do not share the client's working
+/// directory) and its schema as an Arrow IPC stream header.
+#[derive(Debug, Serialize, Deserialize)]
+struct WireIndex {
+    dataset_path: String,
+    files: Vec<InputFile>,
+    schema_ipc: Vec<u8>,
+    total_rows: u64,
+}
+
+fn err(message: impl Into<String>) -> DataFusionError {
+    DataFusionError::Internal(format!("dj-fusion codec: {}", message.into()))
+}
+
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).map_err(|e| err(format!("{}: {e}", path.display())))
+}
+
+impl WireIndex {
+    fn from_index(index: &InputIndex) -> Result<WireIndex> {
+        let files = index
+            .files
+            .iter()
+            .map(|f| {
+                Ok(InputFile {
+                    path: absolute(&f.path)?,
+                    ..f.clone()
+                })
+            })
+            .collect::<Result<_>>()?;
+        let mut schema_ipc = Vec::new();
+        StreamWriter::try_new(&mut schema_ipc, &index.schema)?.finish()?;
+        Ok(WireIndex {
+            dataset_path: index.dataset_path.clone(),
+            files,
+            schema_ipc,
+            total_rows: index.total_rows,
+        })
+    }
+
+    fn into_index(self) -> Result<InputIndex> {
+        let reader = StreamReader::try_new(Cursor::new(self.schema_ipc), None)?;
+        let schema: SchemaRef = reader.schema();
+        Ok(InputIndex {
+            dataset_path: self.dataset_path,
+            files: self.files,
+            schema,
+            total_rows: self.total_rows,
+        })
+    }
+}
+
+fn write_dj(node: &WireNode, buf: &mut Vec<u8>) -> Result<()> {
+    buf.push(DJ);
+    serde_json::to_writer(buf, node).map_err(|e| err(e.to_string()))
+}
+
+fn read_dj(buf: &[u8]) -> Result<WireNode> {
+    serde_json::from_slice(buf).map_err(|e| err(format!("malformed dj-fusion node: {e}")))
+}
+
+/// `DjOp` kinds are static labels; map a decoded one back to its static string.
+fn static_kind(kind: Option<&str>) -> Result<&'static str> {
+    const KINDS: [&str; 5] = ["source", "mapper", "filter", "deduplicator", "selector"];
+    KINDS
+        .into_iter()
+        .find(|k| Some(*k) == kind)
+        .ok_or_else(|| err(format!("unknown op kind {kind:?}")))
+}
+
+fn refuse_global(name: &str) -> DataFusionError {
+    DataFusionError::NotImplemented(format!(
+        "{name} is a global operator whose partitions meet inside one process; run this recipe with --engine local"
+    ))
+}
+
+fn boundary_node(
+    boundary: Boundary,
+    op_name: &str,
+    kind: Option<&str>,
+    counters: &OpCounters,
+) -> WireNode {
+    WireNode::OpBoundary {
+        boundary,
+        op_name: op_name.to_string(),
+        kind: kind.map(str::to_string),
+        slots: counters.slot_count(),
+        report: counters.report().cloned(),
+    }
+}
+
+fn decoded_counters(slots: usize, report: Option<CountsReport>) -> Arc<OpCounters> {
+    match report {
+        Some(r) => OpCounters::reporting(slots, r),
+        None => OpCounters::new(slots.saturating_sub(1)),
+    }
+}
+
+fn checkpoint_node(t: &CheckpointTarget) -> Result<WireNode> {
+    Ok(WireNode::Checkpoint {
+        op_index: t.op_index,
+        op_name: t.op_name.clone(),
+        partition: t.partition,
+        path: absolute(&t.path)?,
+        format: t.format,
+        compression: t.compression,
+    })
+}
+
+/// The listener of a decoded checkpoint sink: the process that planned the job reports it.
+#[derive(Debug)]
+struct ReportedByRunner;
+
+impl CheckpointListener for ReportedByRunner {
+    fn saved(&self, _checkpoint: &SavedCheckpoint) {}
+}
+
+fn decoded_target(node: WireNode) -> Option<CheckpointTarget> {
+    match node {
+        WireNode::Checkpoint {
+            op_index,
+            op_name,
+            partition,
+            path,
+            format,
+            compression,
+        } => Some(CheckpointTarget {
+            op_index,
+            op_name,
+            partition,
+            path,
+            format,
+            compression,
+            listener: Arc::new(ReportedByRunner),
+        }),
+        _ => None,
+    }
+}
+
+fn encode_udf(udf: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+    // Built-in functions write nothing and are found by name in the receiver's registry.
+    if let Some(id) = identity_of(udf) {
+        buf.push(DJ);
+        serde_json::to_writer(buf, &(&id.name, &id.config)).map_err(|e| err(e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn decode_udf(name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+    let Some((&DJ, rest)) = buf.split_first() else {
+        return Err(err(format!("function {name} is not a dj-fusion UDF")));
+    };
+    let (name, config): (String, String) =
+        serde_json::from_slice(rest).map_err(|e| err(format!("malformed UDF {name}: {e}")))?;
+    rebuild_udf(&UdfIdentity { name, config }).map_err(|e| err(e.to_string()))
+}
+
+/// Logical codec: dj-fusion's extension nodes and table, then `inner` for everything else.
+#[derive(Debug)]
+pub struct DjLogicalCodec {
+    inner: Arc<dyn LogicalExtensionCodec>,
+}
+
+impl DjLogicalCodec {
+    pub fn new(inner: Arc<dyn LogicalExtensionCodec>) -> Self {
+        DjLogicalCodec { inner }
+    }
+}
+
+impl Default for DjLogicalCodec {
+    fn default() -> Self {
+        DjLogicalCodec::new(Arc::new(DefaultLogicalExtensionCodec {}))
+    }
+}
+
+impl LogicalExtensionCodec for DjLogicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[LogicalPlan],
+        ctx: &TaskContext,
+    ) -> Result<Extension> {
+        match buf.split_first() {
+            Some((&DJ, rest)) => {
+                let input = inputs
+                    .first()
+                    .cloned()
+                    .ok_or_else(|| err("extension node without input"))?;
+                let node: Arc<dyn datafusion::logical_expr::UserDefinedLogicalNode> =
+                    match read_dj(rest)? {
+                        WireNode::OpBoundary {
+                            boundary,
+                            op_name,
+                            kind,
+                            slots,
+                            report,
+                        } => Arc::new(OpBoundaryNode {
+                            input,
+                            boundary,
+                            op_name,
+                            kind: static_kind(kind.as_deref())?,
+                            counters: decoded_counters(slots, report),
+                        }),
+                        node @ WireNode::Checkpoint { .. } => Arc::new(CheckpointNode {
+                            input,
+                            target: decoded_target(node).expect("checkpoint"),
+                        }),
+                        WireNode::RowRange { .. } => {
+                            return Err(err("a row-range source is a table, not a node"));
+                        }
+                    };
+                Ok(Extension { node })
+            }
+            Some((&INNER, rest)) => self.inner.try_decode(rest, inputs, ctx),
+            _ => Err(err("extension node with an unknown tag")),
+        }
+    }
+
+    fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> Result<()> {
+        let any = node.node.as_any();
+        if let Some(b) = any.downcast_ref::<OpBoundaryNode>() {
+            return write_dj(
+                &boundary_node(b.boundary, &b.op_name, Some(b.kind), &b.counters),
+                buf,
+            );
+        }
+        if let Some(c) = any.downcast_ref::<CheckpointNode>() {
+            return write_dj(&checkpoint_node(&c.target)?, buf);
+        }
+        if let Some(d) = any.downcast_ref::<DedupNode>() {
+            return Err(refuse_global(&d.op_name));
+        }
+        if let Some(s) = any.downcast_ref::<SelectNode>() {
+            return Err(refuse_global(&s.op_name));
+        }
+        buf.push(INNER);
+        self.inner.try_encode(node, buf)
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: SchemaRef,
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn TableProvider>> {
+        match buf.split_first() {
+            Some((&DJ, rest)) => match read_dj(rest)? {
+                WireNode::RowRange { index, ranges, .. } => Ok(Arc::new(RowRangeTable::new(
+                    Arc::new(index.into_index()?),
+                    ranges,
+                ))),
+                _ => Err(err("table provider is not a row-range source")),
+            },
+            Some((&INNER, rest)) => self
+                .inner
+                .try_decode_table_provider(rest, table_ref, schema, ctx),
+            _ => Err(err("table provider with an unknown tag")),
+        }
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        if let Some(t) = node.downcast_ref::<RowRangeTable>() {
+            if t.hash_sink().is_some() {
+                return Err(err(
+                    "a row-range source that content-hashes into this process cannot be sent",
+                ));
+            }
+            let wire = WireNode::RowRange {
+                index: WireIndex::from_index(t.index())?,
+                ranges: t.ranges().to_vec(),
+                projection: None,
+            };
+            return write_dj(&wire, buf);
+        }
+        buf.push(INNER);
+        self.inner.try_encode_table_provider(table_ref, node, buf)
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        decode_udf(name, buf)
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        encode_udf(node, buf)
+    }
+}
+
+/// Physical codec: dj-fusion's execution plans, then `inner` for everything else.
+#[derive(Debug)]
+pub struct DjPhysicalCodec {
+    inner: Arc<dyn PhysicalExtensionCodec>,
+}
+
+impl DjPhysicalCodec {
+    pub fn new(inner: Arc<dyn PhysicalExtensionCodec>) -> Self {
+        DjPhysicalCodec { inner }
+    }
+}
+
+impl Default for DjPhysicalCodec {
+    fn default() -> Self {
+        DjPhysicalCodec::new(Arc::new(DefaultPhysicalExtensionCodec {}))
+    }
+}
+
+impl PhysicalExtensionCodec for DjPhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        match buf.split_first() {
+            Some((&DJ, rest)) => {
+                let input = || {
+                    inputs
+                        .first()
+                        .cloned()
+                        .ok_or_else(|| err("execution plan without input"))
+                };
+                Ok(match read_dj(rest)? {
+                    WireNode::OpBoundary {
+                        boundary,
+                        op_name,
+                        slots,
+                        report,
+                        ..
+                    } => Arc::new(OpBoundaryExec::new(
+                        input()?,
+                        boundary,
+                        op_name,
+                        decoded_counters(slots, report),
+                    )),
+                    node @ WireNode::Checkpoint { .. } => Arc::new(CheckpointExec::new(
+                        input()?,
+                        decoded_target(node).expect("checkpoint"),
+                    )),
+                    WireNode::RowRange {
+                        index,
+                        ranges,
+                        projection,
+                    } => Arc::new(RowRangeExec::new(
+                        Arc::new(index.into_index()?),
+                        ranges,
+                        projection.as_ref(),
+                    )?),
+                })
+            }
+            Some((&INNER, rest)) => self.inner.try_decode(rest, inputs, ctx, proto_converter),
+            _ => Err(err("execution plan with an unknown tag")),
+        }
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        let any = node.as_ref();
+        if let Some(b) = any.downcast_ref::<OpBoundaryExec>() {
+            return write_dj(
+                &boundary_node(b.boundary, &b.op_name, None, &b.counters),
+                buf,
+            );
+        }
+        if let Some(c) = any.downcast_ref::<CheckpointExec>() {
+            return write_dj(&checkpoint_node(c.target())?, buf);
+        }
+        if let Some(r) = any.downcast_ref::<RowRangeExec>() {
+            if r.hash_sink().is_some() {
+                return Err(err(
+                    "a row-range source that content-hashes into this process cannot be sent",
+                ));
+            }
+            let wire = WireNode::RowRange {
+                index: WireIndex::from_index(r.index())?,
+                ranges: r.ranges().to_vec(),
+                projection: r.projection().cloned(),
+            };
+            return write_dj(&wire, buf);
+        }
+        if let Some(d) = any.downcast_ref::<DedupExec>() {
+            return Err(refuse_global(&d.op_name));
+        }
+        if let Some(s) = any.downcast_ref::<SelectExec>() {
+            return Err(refuse_global(&s.op_name));
+        }
+        buf.push(INNER);
+        self.inner.try_encode(node, buf, proto_converter)
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        decode_udf(name, buf)
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        encode_udf(node, buf)
+    }
+}

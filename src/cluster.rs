@@ -1,0 +1,178 @@
+//! Scale-out on Apache Ballista: the client session `dj-run --engine ballista` plans through, and
+//! the scheduler and executor processes `dj-cluster` starts. All three use dj-fusion's codecs
+//! (row-range source, op boundaries, checkpoint sinks, operator UDFs) layered over Ballista's own,
+//! and the scheduler plans with dj-fusion's planner, so the cluster runs the very plan a local run
+//! would.
+//!
+//! The cluster shares the job's file system: executors read the input and write checkpoints at
+//! the same absolute paths the client sees (one machine, or a shared mount).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use ballista::prelude::{SessionConfigExt, SessionContextExt};
+use ballista_core::config::TaskSchedulingPolicy;
+use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
+use ballista_executor::executor_process::{ExecutorProcessConfig, start_executor_process};
+use ballista_scheduler::cluster::BallistaCluster;
+use ballista_scheduler::config::SchedulerConfig;
+use ballista_scheduler::scheduler_process::start_server;
+use datafusion::prelude::SessionContext;
+use datafusion_proto::logical_plan::LogicalExtensionCodec;
+use datafusion_proto::physical_plan::PhysicalExtensionCodec;
+use dj_plans::Recipe;
+use dj_plans::codec::{DjLogicalCodec, DjPhysicalCodec};
+use dj_plans::planner;
+use dj_udfs::OpKind;
+
+/// dj-fusion's codecs over Ballista's (which handle the shuffle and other Ballista nodes).
+fn codecs() -> (
+    Arc<dyn LogicalExtensionCodec>,
+    Arc<dyn PhysicalExtensionCodec>,
+) {
+    (
+        Arc::new(DjLogicalCodec::new(Arc::new(
+            BallistaLogicalExtensionCodec::default(),
+        ))),
+        Arc::new(DjPhysicalCodec::new(Arc::new(
+            BallistaPhysicalExtensionCodec::default(),
+        ))),
+    )
+}
+
+/// Splits `host:port`, naming the flag or recipe key on error.
+pub fn parse_address(address: &str) -> Result<(String, u16)> {
+    let (host, port) = address
+        .rsplit_once(':')
+        .with_context(|| format!("scheduler address `{address}` is not host:port"))?;
+    let port = port
+        .parse()
+        .with_context(|| format!("scheduler address `{address}`: `{port}` is not a port"))?;
+    if host.is_empty() {
+        bail!("scheduler address `{address}` has no host");
+    }
+    Ok((host.to_string(), port))
+}
+
+/// Refuses, before any work, recipes the cluster cannot run: the global operators
+/// (deduplicators, selectors) meet all partitions inside one process.
+pub fn check_recipe(recipe: &Recipe) -> Result<()> {
+    if let Some(op) = recipe
+        .process
+        .iter()
+        .find(|o| matches!(o.spec.kind, OpKind::Deduplicator | OpKind::Selector))
+    {
+        bail!(
+            "--engine ballista runs per-row operators (mappers and filters); op #{} {} is a global {} whose partitions meet in one process. Run this recipe with --engine local.",
+            op.index,
+            op.name,
+            op.spec.kind.as_str()
+        );
+    }
+    Ok(())
+}
+
+/// A client session whose queries run on the scheduler at `scheduler` (`host:port`).
+pub async fn client(scheduler: &str) -> Result<SessionContext> {
+    let (host, port) = parse_address(scheduler)?;
+    let (logical, physical) = codecs();
+    let config = planner::config(1)
+        .with_ballista_logical_extension_codec(logical)
+        .with_ballista_physical_extension_codec(physical)
+        .with_ballista_job_name("dj-fusion");
+    let state = planner::state(config);
+    SessionContext::remote_with_state(&format!("df://{host}:{port}"), state)
+        .await
+        .with_context(|| format!("cannot set up a Ballista session for scheduler {scheduler}"))
+}
+
+/// Settings of `dj-cluster scheduler`.
+#[derive(Debug, Clone)]
+pub struct SchedulerOptions {
+    pub bind: SocketAddr,
+    /// Seconds without a heartbeat before an executor is declared dead and its tasks rerun.
+    pub executor_timeout_seconds: u64,
+}
+
+/// Runs a scheduler until the process ends.
+pub async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
+    let (logical, physical) = codecs();
+    let mut config = SchedulerConfig::default()
+        .with_hostname(opts.bind.ip().to_string())
+        .with_port(opts.bind.port())
+        .with_scheduler_policy(TaskSchedulingPolicy::PullStaged)
+        .with_override_session_builder(Arc::new(|config| Ok(planner::state(config))));
+    config.bind_host = opts.bind.ip().to_string();
+    config.override_logical_codec = Some(logical);
+    config.override_physical_codec = Some(physical);
+    config.executor_timeout_seconds = opts.executor_timeout_seconds;
+    config.expire_dead_executor_interval_seconds = opts.executor_timeout_seconds.clamp(1, 15);
+    let cluster = BallistaCluster::new_from_config(&config)
+        .await
+        .context("cannot create the scheduler's cluster state")?;
+    start_server(cluster, opts.bind, Arc::new(config))
+        .await
+        .with_context(|| format!("scheduler on {} stopped", opts.bind))
+}
+
+/// Settings of `dj-cluster executor`.
+#[derive(Debug, Clone)]
+pub struct ExecutorOptions {
+    pub scheduler: String,
+    pub bind_host: String,
+    pub port: u16,
+    pub grpc_port: u16,
+    /// Tasks run at once.
+    pub slots: usize,
+    /// Where shuffle output is kept (a temporary directory when unset).
+    pub work_dir: Option<PathBuf>,
+    pub heartbeat_seconds: u64,
+}
+
+/// Runs an executor until the process ends.
+pub async fn run_executor(opts: ExecutorOptions) -> Result<()> {
+    let (scheduler_host, scheduler_port) = parse_address(&opts.scheduler)?;
+    let (logical, physical) = codecs();
+    let config = ExecutorProcessConfig {
+        bind_host: opts.bind_host.clone(),
+        external_host: Some(opts.bind_host.clone()),
+        port: opts.port,
+        grpc_port: opts.grpc_port,
+        scheduler_host,
+        scheduler_port,
+        scheduler_connect_timeout_seconds: 30,
+        vcores: opts.slots.max(1),
+        task_scheduling_policy: TaskSchedulingPolicy::PullStaged,
+        work_dir: opts.work_dir.map(|d| d.display().to_string()),
+        executor_heartbeat_interval_seconds: opts.heartbeat_seconds.max(1),
+        override_logical_codec: Some(logical),
+        override_physical_codec: Some(physical),
+        ..Default::default()
+    };
+    start_executor_process(Arc::new(config))
+        .await
+        .with_context(|| format!("executor on {}:{} stopped", opts.bind_host, opts.port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_host_and_port() {
+        assert_eq!(
+            parse_address("127.0.0.1:50050").unwrap(),
+            ("127.0.0.1".to_string(), 50050)
+        );
+        assert_eq!(
+            parse_address("127.0.0.1").unwrap_err().to_string(),
+            "scheduler address `127.0.0.1` is not host:port"
+        );
+        assert_eq!(
+            parse_address("h:x").unwrap_err().to_string(),
+            "scheduler address `h:x`: `x` is not a port"
+        );
+    }
+}
