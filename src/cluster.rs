@@ -74,6 +74,19 @@ pub fn check_recipe(recipe: &Recipe) -> Result<()> {
     Ok(())
 }
 
+/// Fails fast, before a job directory exists, when nothing listens at the scheduler's address.
+pub async fn check_scheduler(scheduler: &str) -> Result<()> {
+    let (host, port) = parse_address(scheduler)?;
+    let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+    match tokio::time::timeout(std::time::Duration::from_secs(10), connect).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => bail!(
+            "cannot reach the Ballista scheduler at {scheduler}: {e}. Start one with `dj-cluster scheduler --bind {scheduler}` and executors with `dj-cluster executor --scheduler {scheduler}`, or run with --engine local."
+        ),
+        Err(_) => bail!("cannot reach the Ballista scheduler at {scheduler}: no answer in 10 s"),
+    }
+}
+
 /// A client session whose queries run on the scheduler at `scheduler` (`host:port`).
 pub async fn client(scheduler: &str) -> Result<SessionContext> {
     let (host, port) = parse_address(scheduler)?;
@@ -108,7 +121,7 @@ pub async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
     config.override_logical_codec = Some(logical);
     config.override_physical_codec = Some(physical);
     config.executor_timeout_seconds = opts.executor_timeout_seconds;
-    config.expire_dead_executor_interval_seconds = opts.executor_timeout_seconds.clamp(1, 15);
+    config.expire_dead_executor_interval_seconds = (opts.executor_timeout_seconds / 2).clamp(1, 15);
     let cluster = BallistaCluster::new_from_config(&config)
         .await
         .context("cannot create the scheduler's cluster state")?;

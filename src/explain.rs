@@ -12,6 +12,8 @@ use crate::run::prepare_explain;
 pub struct Explained {
     pub recipe: String,
     pub executor_type: dj_plans::ExecutorType,
+    /// `local`, or `ballista <scheduler>`: where `dj-run` runs the plans.
+    pub engine: String,
     pub input_rows: u64,
     pub partitions: Vec<[u64; 2]>,
     pub ops: Vec<String>,
@@ -28,6 +30,10 @@ pub async fn explain(recipe: &Recipe) -> Result<Explained> {
     Ok(Explained {
         recipe: recipe.file.clone(),
         executor_type: recipe.executor_type,
+        engine: match recipe.engine {
+            dj_plans::recipe::Engine::Local => "local".to_string(),
+            dj_plans::recipe::Engine::Ballista => format!("ballista {}", recipe.scheduler),
+        },
         input_rows: job.index.total_rows,
         partitions: job.ranges.iter().map(|r| [r.start, r.end]).collect(),
         partition_sizing: job.sizing.clone(),
@@ -49,9 +55,10 @@ impl Explained {
             .map(|[a, b]| format!("[{a}, {b})"))
             .collect();
         let mut s = format!(
-            "recipe: {}\nexecutor: {:?}, input rows: {}, partitions: {} {}\nops:\n",
+            "recipe: {}\nexecutor: {:?}, engine: {}, input rows: {}, partitions: {} {}\nops:\n",
             self.recipe,
             self.executor_type,
+            self.engine,
             self.input_rows,
             self.partitions.len(),
             ranges.join(" ")

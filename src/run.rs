@@ -426,8 +426,9 @@ pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
     // A bad export path fails before the input is read.
     ExportSpec::new(Path::new(&recipe.export_path), 0, false, false)?;
     let target = opts.target(recipe);
-    if target != Target::Local {
+    if let Target::Ballista { scheduler } = &target {
         crate::cluster::check_recipe(recipe)?;
+        crate::cluster::check_scheduler(scheduler).await?;
     }
     if recipe.executor_type != ExecutorType::RayPartitioned {
         if opts.resume.is_some() {

@@ -475,3 +475,208 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
         encode_udf(node, buf)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::util::pretty::pretty_format_batches;
+    use datafusion::physical_plan::collect;
+    use datafusion_proto::bytes::{
+        logical_plan_from_bytes_with_extension_codec, logical_plan_to_bytes_with_extension_codec,
+        physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
+    };
+
+    use super::*;
+    use crate::Recipe;
+    use crate::compile::{Barriers, compile_partition};
+    use crate::planner;
+
+    const RECIPE: &str = "\
+dataset_path: DATA
+export_path: out.jsonl
+process:
+  - whitespace_normalization_mapper:
+  - text_length_filter:
+      min_len: 12
+  - words_num_filter:
+      min_num: 3
+";
+
+    struct Fixture {
+        dir: tempfile::TempDir,
+        recipe: Recipe,
+        index: Arc<InputIndex>,
+    }
+
+    fn fixture(recipe: &str) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data.jsonl");
+        let rows = [
+            "a  short  one",
+            "this  text   has enough words",
+            "tiny",
+            "another   sample   that is kept",
+            "two words",
+        ];
+        let lines: Vec<String> = rows
+            .iter()
+            .map(|t| serde_json::json!({ "text": t }).to_string())
+            .collect();
+        std::fs::write(&data, lines.join("\n") + "\n").unwrap();
+        let text = recipe.replace("DATA", data.to_str().unwrap());
+        let recipe = Recipe::from_str("recipe.yaml", &text, &[]).unwrap();
+        let index = Arc::new(InputIndex::build(data.to_str().unwrap()).unwrap());
+        Fixture { dir, recipe, index }
+    }
+
+    /// Partition 1 of 2 (rows 3..5) with a checkpoint after op 1.
+    fn compiled(f: &Fixture) -> crate::compile::CompiledRecipe {
+        let barriers = Barriers::new(&f.recipe.process, 2, None, None);
+        let path = f.dir.path().join("ckpt.arrow");
+        let checkpoint = move |op: &crate::recipe::OpConfig| {
+            (op.index == 1).then(|| CheckpointTarget {
+                op_index: 1,
+                op_name: op.name.clone(),
+                partition: 1,
+                path: path.clone(),
+                format: StorageFormat::Arrow,
+                compression: Compression::None,
+                listener: Arc::new(ReportedByRunner),
+            })
+        };
+        let table = RowRangeTable::new(f.index.clone(), vec![RowRange { start: 2, end: 5 }]);
+        compile_partition(
+            &f.recipe,
+            Arc::new(table),
+            true,
+            &f.recipe.process,
+            &barriers.context(1, &checkpoint),
+        )
+        .unwrap()
+    }
+
+    fn text(batches: &[datafusion::arrow::array::RecordBatch]) -> String {
+        pretty_format_batches(batches).unwrap().to_string()
+    }
+
+    #[tokio::test]
+    async fn logical_plans_round_trip_and_run_the_same() {
+        let f = fixture(RECIPE);
+        let plan = compiled(&f).plan;
+        let codec = DjLogicalCodec::default();
+        let session = planner::session(1);
+        let bytes = logical_plan_to_bytes_with_extension_codec(&plan, &codec).unwrap();
+        let back =
+            logical_plan_from_bytes_with_extension_codec(&bytes, &session.task_ctx(), &codec)
+                .unwrap();
+        assert_eq!(
+            back.display_indent().to_string(),
+            plan.display_indent().to_string()
+        );
+        let run = |plan: LogicalPlan| {
+            let session = planner::session(1);
+            async move {
+                let exec = session.state().create_physical_plan(&plan).await.unwrap();
+                collect(exec, session.task_ctx()).await.unwrap()
+            }
+        };
+        let want = run(plan).await;
+        std::fs::remove_file(f.dir.path().join("ckpt.arrow")).unwrap();
+        let got = run(back).await;
+        assert_eq!(text(&got), text(&want));
+        assert!(
+            text(&got).contains("another   sample   that is kept"),
+            "{}",
+            text(&got)
+        );
+        assert!(
+            f.dir.path().join("ckpt.arrow").is_file(),
+            "the decoded sink wrote"
+        );
+    }
+
+    #[tokio::test]
+    async fn physical_plans_round_trip_and_report_counts_through_files() {
+        let f = fixture(RECIPE);
+        let compiled = compiled(&f);
+        let counts = f.dir.path().join("counts");
+        std::fs::create_dir(&counts).unwrap();
+        compiled.counters.report_to(CountsReport {
+            dir: counts.clone(),
+            partition: 1,
+        });
+        let session = planner::session(1);
+        let exec = session
+            .state()
+            .create_physical_plan(&compiled.plan)
+            .await
+            .unwrap();
+        let codec = DjPhysicalCodec::default();
+        let bytes = physical_plan_to_bytes_with_extension_codec(exec.clone(), &codec).unwrap();
+        let back =
+            physical_plan_from_bytes_with_extension_codec(&bytes, &session.task_ctx(), &codec)
+                .unwrap();
+        let shown = |p: &Arc<dyn ExecutionPlan>| {
+            datafusion::physical_plan::displayable(p.as_ref())
+                .indent(false)
+                .to_string()
+        };
+        assert_eq!(shown(&back), shown(&exec));
+        let got = collect(back, session.task_ctx()).await.unwrap();
+        assert_eq!(got.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+        // The decoded boundaries counted in their own counters and left the counts in files;
+        // the runner's counters read them back.
+        assert_eq!(compiled.counters.rows_loaded(), 0);
+        compiled.counters.load_reported().unwrap();
+        assert_eq!(compiled.counters.rows_loaded(), 3);
+        assert_eq!(compiled.counters.rows_out(0), 3);
+        assert_eq!(
+            compiled.counters.rows_out(1),
+            1,
+            "text_length_filter kept one of three"
+        );
+        assert_eq!(compiled.counters.rows_out(2), 1);
+    }
+
+    #[tokio::test]
+    async fn global_operators_and_local_hash_sinks_are_refused() {
+        let f = fixture(&format!("{RECIPE}  - document_deduplicator:\n"));
+        let plan = crate::compile::compile(
+            &f.recipe,
+            Arc::new(RowRangeTable::new(
+                f.index.clone(),
+                vec![RowRange { start: 0, end: 5 }],
+            )),
+        )
+        .unwrap()
+        .plan;
+        let err = logical_plan_to_bytes_with_extension_codec(&plan, &DjLogicalCodec::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("document_deduplicator is a global operator whose partitions meet inside one process"),
+            "{err}"
+        );
+
+        #[derive(Debug)]
+        struct Sink;
+        impl crate::source::RangeHashSink for Sink {
+            fn range_hashed(
+                &self,
+                _: usize,
+                _: crate::source::RangeDigest,
+            ) -> std::result::Result<(), String> {
+                Ok(())
+            }
+        }
+        let exec = RowRangeExec::new(f.index.clone(), vec![RowRange { start: 0, end: 5 }], None)
+            .unwrap()
+            .with_hash_sink(Some(Arc::new(Sink)));
+        let err = physical_plan_to_bytes_with_extension_codec(
+            Arc::new(exec),
+            &DjPhysicalCodec::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("content-hashes into this process"), "{err}");
+    }
+}

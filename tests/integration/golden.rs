@@ -134,7 +134,7 @@ fn simhash_dedup_is_partitioning_independent() {
     let opts = |resume: bool| dj_fusion::run::RunOptions {
         job_id: (!resume).then(|| "simhash".to_string()),
         resume: resume.then(|| "simhash".to_string()),
-        command: vec![],
+        ..Default::default()
     };
     crate::common::run_with(&recipe, &opts(false));
     let expected = repo().join(format!("tests/golden/expected/{name}.jsonl"));

@@ -1,6 +1,7 @@
 //! dj-fusion's integration tests (one binary, to link DataFusion once).
 
 mod cli;
+mod cluster;
 mod common;
 mod explain;
 mod formats;

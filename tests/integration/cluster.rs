@@ -1,0 +1,413 @@
+//! Scale-out on Apache Ballista: a scheduler and two executors run as separate `dj-cluster`
+//! processes on 127.0.0.1; `dj-run --engine ballista` must give the local run's export, survive
+//! an executor killed part-way, and resume across engines.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::write;
+
+const RECIPE: &str = "\
+project_name: cluster-test
+dataset_path: DATA
+export_path: EXPORT
+work_dir: WORK
+executor_type: ray_partitioned
+ENGINE
+partition:
+  mode: manual
+  num_of_partitions: 8
+  max_concurrent_partitions: 2
+checkpoint:
+  strategy: every_n_ops
+  n_ops: 2
+process:
+  - whitespace_normalization_mapper:
+  - clean_links_mapper:
+  - text_length_filter:
+      min_len: 40
+  - words_num_filter:
+      min_num: 8
+  - special_characters_filter:
+      max_ratio: 0.3
+";
+
+/// A scheduler and executors, killed when dropped.
+struct Cluster {
+    scheduler: String,
+    executors: Vec<Child>,
+    scheduler_process: Child,
+    dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_listening(port: u16, child: &mut Child, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{what} exited before listening on {port}"
+        );
+        assert!(Instant::now() < deadline, "{what} never listened on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl Cluster {
+    fn start(executors: usize) -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let scheduler = format!("127.0.0.1:{port}");
+        let mut scheduler_process = Command::new(env!("CARGO_BIN_EXE_dj-cluster"))
+            .args(["scheduler", "--bind", &scheduler, "--executor-timeout", "4"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_listening(port, &mut scheduler_process, "scheduler");
+        let mut cluster = Cluster {
+            scheduler,
+            executors: Vec::new(),
+            scheduler_process,
+            dir,
+        };
+        for i in 0..executors {
+            let (flight, grpc) = (free_port(), free_port());
+            let work = cluster.work_dir(i);
+            std::fs::create_dir_all(&work).unwrap();
+            let mut child = Command::new(env!("CARGO_BIN_EXE_dj-cluster"))
+                .args(["executor", "--scheduler", &cluster.scheduler])
+                .args(["--port", &flight.to_string()])
+                .args(["--grpc-port", &grpc.to_string()])
+                .args(["--slots", "1", "--heartbeat", "1"])
+                .arg("--work-dir")
+                .arg(&work)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            wait_listening(flight, &mut child, "executor");
+            cluster.executors.push(child);
+        }
+        // Executors register on their first heartbeat.
+        std::thread::sleep(Duration::from_millis(1500));
+        cluster
+    }
+
+    fn work_dir(&self, executor: usize) -> PathBuf {
+        self.dir.path().join(format!("executor-{executor}"))
+    }
+
+    /// Whether executor `i` ran any task (Ballista keeps a directory per job it worked on).
+    fn worked(&self, executor: usize) -> bool {
+        std::fs::read_dir(self.work_dir(executor))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| {
+                e.path().is_dir() && !e.file_name().to_string_lossy().starts_with("datafusion")
+            })
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for c in self
+            .executors
+            .iter_mut()
+            .chain([&mut self.scheduler_process])
+        {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Deterministic English-like documents: some too short or too symbol-heavy for the filters.
+fn corpus(rows: usize) -> String {
+    const WORDS: [&str; 16] = [
+        "data",
+        "juicer",
+        "cleans",
+        "text",
+        "for",
+        "language",
+        "models",
+        "with",
+        "fast",
+        "operators",
+        "and",
+        "the",
+        "pipeline",
+        "keeps",
+        "quality",
+        "samples",
+    ];
+    let mut state = 0x2545_f491_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut out = String::new();
+    for i in 0..rows {
+        let n = (next() % 90) as usize + 2;
+        let mut text: Vec<&str> = (0..n).map(|_| WORDS[(next() % 16) as usize]).collect();
+        if i % 17 == 0 {
+            text.push("#$%^&*()!@#$%^&*()!@#$%^&*()");
+        }
+        if i % 13 == 0 {
+            text.push("see https://example.com/page");
+        }
+        let line = serde_json::json!({"text": text.join("  "), "meta": {"id": i}});
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+struct Job {
+    dir: tempfile::TempDir,
+}
+
+impl Job {
+    fn new(engine_keys: &str) -> Job {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data.jsonl");
+        write(&data, &corpus(6000));
+        let text = RECIPE
+            .replace("DATA", data.to_str().unwrap())
+            .replace(
+                "EXPORT",
+                dir.path().join("out/result.jsonl").to_str().unwrap(),
+            )
+            .replace("WORK", dir.path().join("jobs").to_str().unwrap())
+            .replace("ENGINE", engine_keys);
+        write(&dir.path().join("recipe.yaml"), &text);
+        Job { dir }
+    }
+    fn command(&self, extra: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_dj-run"));
+        c.arg("--config")
+            .arg(self.dir.path().join("recipe.yaml"))
+            .args(extra)
+            .current_dir(self.dir.path());
+        c
+    }
+    fn run(&self, extra: &[&str]) -> Output {
+        self.command(extra).output().unwrap()
+    }
+    fn export(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("out/result.jsonl")).unwrap()
+    }
+    fn job_dir(&self, id: &str) -> PathBuf {
+        self.dir.path().join("jobs").join(id)
+    }
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn local_export() -> String {
+    let job = Job::new("");
+    ok(&job.run(&[]));
+    job.export()
+}
+
+fn checkpoint_count(job_dir: &Path) -> usize {
+    std::fs::read_dir(job_dir.join("checkpoints"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("checkpoint_op_")
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn wait_for_checkpoints(job_dir: &Path, n: usize, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while checkpoint_count(job_dir) < n {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before {n} checkpoints existed"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {n} checkpoints"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn event_types(job_dir: &Path) -> Vec<String> {
+    let mut types = Vec::new();
+    for entry in std::fs::read_dir(job_dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("events_")
+        {
+            for line in std::fs::read_to_string(path).unwrap().lines() {
+                let e: serde_json::Value = serde_json::from_str(line).unwrap();
+                types.push(e["event_type"].as_str().unwrap_or_default().to_string());
+            }
+        }
+    }
+    types
+}
+
+/// The cluster's export equals the local one; the work is spread over both executors; the job
+/// directory has what a local job has (hashes, checkpoints and their events, per-op counts); and
+/// killing an executor part-way still ends, at once or after one resume, with the same export.
+#[test]
+fn cluster_runs_match_local_and_survive_a_killed_executor() {
+    let want = local_export();
+    let mut cluster = Cluster::start(2);
+    let scheduler = cluster.scheduler.clone();
+    let flags = ["--engine", "ballista", "--scheduler", scheduler.as_str()];
+
+    let job = Job::new("");
+    let out = ok(&job.run(&[&flags[..], &["--job_id", "whole"]].concat()));
+    assert_eq!(job.export(), want);
+    assert!(
+        cluster.worked(0) && cluster.worked(1),
+        "both executors ran tasks"
+    );
+    // Per-op counts came back from the executors: the filters removed rows.
+    assert!(out.contains("rows in: 6000"), "{out}");
+    assert!(!out.contains("rows out: 6000 "), "{out}");
+    let dir = job.job_dir("whole");
+    assert_eq!(
+        checkpoint_count(&dir),
+        16,
+        "8 partitions x checkpoints after ops 1 and 3"
+    );
+    let types = event_types(&dir);
+    assert_eq!(types.iter().filter(|t| *t == "checkpoint_save").count(), 16);
+    assert_eq!(
+        types.iter().filter(|t| *t == "partition_complete").count(),
+        8
+    );
+    let info = std::fs::read_to_string(dir.join("checkpoints/partitioning_info.json")).unwrap();
+    let info: serde_json::Value = serde_json::from_str(&info).unwrap();
+    for p in info["partitions"].as_array().unwrap() {
+        assert_eq!(p["content_hash"].as_str().unwrap().len(), 64, "{p}");
+    }
+
+    // Kill executor 0 once the first partitions have checkpoints.
+    let job = Job::new("");
+    let mut run = job
+        .command(&[&flags[..], &["--job_id", "killed"]].concat())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_checkpoints(&job.job_dir("killed"), 2, &mut run);
+    cluster.executors[0].kill().unwrap();
+    cluster.executors[0].wait().unwrap();
+    if !run.wait().unwrap().success() {
+        ok(&job.run(&[&flags[..], &["--resume", "killed"]].concat()));
+    }
+    assert_eq!(job.export(), want, "after an executor was killed");
+}
+
+/// A job started on the cluster and killed resumes locally, and a local one resumes on the
+/// cluster; both give the uninterrupted export. The recipe's `engine` key chooses the cluster,
+/// and `--engine` overrides it without changing the recipe hash.
+#[test]
+fn jobs_resume_across_engines() {
+    let want = local_export();
+    let cluster = Cluster::start(2);
+    let keys = format!("engine: ballista\nscheduler: {}", cluster.scheduler);
+
+    let job = Job::new(&keys);
+    let mut run = job
+        .command(&["--job_id", "from-cluster"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_checkpoints(&job.job_dir("from-cluster"), 4, &mut run);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let out = ok(&job.run(&["--resume", "from-cluster", "--engine", "local"]));
+    assert_eq!(job.export(), want, "cluster start, local resume: {out}");
+
+    let job = Job::new(&keys);
+    let mut run = job
+        .command(&["--job_id", "from-local", "--engine", "local"])
+        .env("DJ_EVENT_DELAY_MS", "20")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_checkpoints(&job.job_dir("from-local"), 4, &mut run);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let out = ok(&job.run(&["--resume", "from-local"]));
+    assert_eq!(job.export(), want, "local start, cluster resume: {out}");
+    assert!(
+        event_types(&job.job_dir("from-local"))
+            .iter()
+            .any(|t| t == "checkpoint_load"),
+        "the cluster resumed from checkpoints"
+    );
+}
+
+#[test]
+fn global_operators_and_a_missing_scheduler_are_refused_before_any_work() {
+    let job = Job::new("engine: ballista");
+    let recipe = job.dir.path().join("recipe.yaml");
+    let text = std::fs::read_to_string(&recipe).unwrap();
+    write(
+        &recipe,
+        &text.replace(
+            "  - whitespace_normalization_mapper:\n",
+            "  - whitespace_normalization_mapper:\n  - document_deduplicator:\n",
+        ),
+    );
+    let out = job.run(&[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("op #1 document_deduplicator is a global deduplicator whose partitions meet in one process. Run this recipe with --engine local."),
+        "{err}"
+    );
+    assert!(!job.dir.path().join("jobs").exists(), "no job directory");
+
+    let job = Job::new("engine: ballista");
+    let port = free_port();
+    let out = job.run(&["--scheduler", &format!("127.0.0.1:{port}")]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "cannot reach the Ballista scheduler at 127.0.0.1:{port}"
+        )),
+        "{err}"
+    );
+    assert!(!job.dir.path().join("jobs").exists(), "no job directory");
+    assert!(!job.dir.path().join("out").exists(), "no export");
+}
