@@ -18,6 +18,7 @@ pub mod partitioned;
 pub mod partitioning;
 pub mod progress;
 pub mod ranked;
+pub mod remote;
 pub mod run;
 pub mod sql;
 

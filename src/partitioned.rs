@@ -21,6 +21,7 @@ use serde_json::json;
 use crate::events::{Event, EventLog, event_files};
 use crate::job::{self, JobLock, JobPaths};
 use crate::partitioning::{HashRecorder, PartitioningInfo, hash_partitions};
+use crate::remote::JobMirror;
 use crate::run::{
     JobCtx, JobReport, Partitioning, RunOptions, RunReport, Start, build_index, concurrency_limit,
     execute, plan_partitioning,
@@ -52,8 +53,70 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
         None => job::new_job_id(),
     };
     let strict = opts.resume.is_some();
-    let paths = JobPaths::new(job::job_dir(recipe, &job_id)?);
+    let mirror = job_mirror(recipe, &job_id)?;
+    let paths = JobPaths::new(match &mirror {
+        Some(m) => m.local.clone(),
+        None => job::job_dir(recipe, &job_id)?,
+    });
+    if let Some(m) = &mirror {
+        let fetched = m
+            .pull()
+            .with_context(|| format!("cannot read the job directory {}", m.url()))?;
+        tracing::info!(
+            "job directory {}: {fetched} files fetched to {}",
+            m.url(),
+            m.local.display()
+        );
+    }
+    let result = run_job(
+        recipe,
+        opts,
+        job_id,
+        user_id,
+        strict,
+        paths,
+        mirror.clone(),
+        started,
+    )
+    .await;
+    // Whatever the outcome, publish what is durable here (a failed job resumes elsewhere too).
+    if let Some(m) = &mirror
+        && let Err(e) = m.sync()
+    {
+        return Err(match result {
+            Ok(_) => e,
+            Err(run) => run.context(format!("also failed to publish the job directory: {e:#}")),
+        });
+    }
+    result
+}
 
+/// The job directory of a recipe whose `work_dir` (or, without one, export) is on object
+/// storage: worked on through a local mirror.
+fn job_mirror(recipe: &Recipe, job_id: &str) -> Result<Option<Arc<JobMirror>>> {
+    let work_dir = match &recipe.work_dir {
+        Some(w) if dj_plans::store::is_remote(w) => w.clone(),
+        None if dj_plans::store::is_remote(&recipe.export_path) => recipe
+            .export_path
+            .rsplit_once('/')
+            .map_or_else(String::new, |(parent, _)| parent.to_string()),
+        _ => return Ok(None),
+    };
+    let work_dir = work_dir.replace("{job_id}", job_id);
+    Ok(Some(JobMirror::new(&work_dir, job_id)?))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_job(
+    recipe: &Recipe,
+    opts: &RunOptions,
+    job_id: String,
+    user_id: Option<String>,
+    strict: bool,
+    paths: JobPaths,
+    mirror: Option<Arc<JobMirror>>,
+    started: Instant,
+) -> Result<RunReport> {
     if strict {
         // Step 1: the job directory with its event log.
         if !paths.root.is_dir() || event_files(&paths.root).is_empty() {
@@ -233,7 +296,7 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
     let started_at = chrono::Utc::now();
 
     let hash_sinks = if checkpointing {
-        HashRecorder::new(paths.partitioning_info(), info).sinks()
+        HashRecorder::new(paths.partitioning_info(), info, mirror.clone()).sinks()
     } else {
         Vec::new()
     };
@@ -241,6 +304,7 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
         paths: paths.clone(),
         events: events.clone(),
         hash_sinks,
+        mirror: mirror.clone(),
     };
     let target = opts.target(recipe);
     let result = tokio::select! {
@@ -298,7 +362,7 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
             "export_files": report.export_files,
         }),
     )?;
-    apply_retention(&paths, recipe)?;
+    apply_retention(&paths, recipe, mirror.as_deref())?;
     report.job = Some(JobReport {
         job_id,
         job_dir: paths.root.clone(),
@@ -431,7 +495,7 @@ fn write_mapping(
 
 /// `intermediate_storage.retention_policy` after a successful run: `keep_all` keeps the
 /// checkpoints; `keep_failed_only` and `cleanup_all` remove them (the job did not fail).
-fn apply_retention(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
+fn apply_retention(paths: &JobPaths, recipe: &Recipe, mirror: Option<&JobMirror>) -> Result<()> {
     let s = &recipe.intermediate_storage;
     if s.retention_policy == RetentionPolicy::KeepAll || s.preserve_intermediate_data {
         return Ok(());
@@ -444,6 +508,9 @@ fn apply_retention(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
             .unwrap_or_default();
         if parse_checkpoint_file_name(name).is_some() || name.starts_with("dedup_keys_op_") {
             std::fs::remove_file(&path)?;
+            if let Some(m) = mirror {
+                m.remove(&format!("checkpoints/{name}"))?;
+            }
         }
     }
     Ok(())

@@ -228,13 +228,21 @@ impl PartitioningInfo {
 pub struct HashRecorder {
     path: PathBuf,
     info: Mutex<PartitioningInfo>,
+    /// A job directory on object storage: each hash is published before the partition can
+    /// write a checkpoint.
+    mirror: Option<Arc<crate::remote::JobMirror>>,
 }
 
 impl HashRecorder {
-    pub fn new(path: PathBuf, info: PartitioningInfo) -> Arc<HashRecorder> {
+    pub fn new(
+        path: PathBuf,
+        info: PartitioningInfo,
+        mirror: Option<Arc<crate::remote::JobMirror>>,
+    ) -> Arc<HashRecorder> {
         Arc::new(HashRecorder {
             path,
             info: Mutex::new(info),
+            mirror,
         })
     }
 
@@ -267,7 +275,11 @@ impl HashRecorder {
             );
         }
         p.content_hash = digest.hash;
-        crate::job::write_json(&self.path, &serde_json::to_value(&*info)?)
+        crate::job::write_json(&self.path, &serde_json::to_value(&*info)?)?;
+        match &self.mirror {
+            Some(m) => m.push(&self.path),
+            None => Ok(()),
+        }
     }
 }
 
@@ -405,7 +417,7 @@ mod tests {
         let path = dir.path().join("partitioning_info.json");
         let mut start = info();
         start.partitions[1].content_hash.clear();
-        let recorder = HashRecorder::new(path.clone(), start);
+        let recorder = HashRecorder::new(path.clone(), start, None);
         let sinks = recorder.sinks();
         assert!(sinks[0].is_none(), "partition 0 already has its hash");
         let sink = sinks[1].as_ref().unwrap();

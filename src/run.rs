@@ -269,6 +269,22 @@ pub(crate) struct JobCtx {
     /// Per partition: where the content hash goes when the partition reads its input
     /// (`None`: already known, or not needed).
     pub(crate) hash_sinks: Vec<Option<Arc<dyn RangeHashSink>>>,
+    /// The job directory is on object storage: this publishes it.
+    pub(crate) mirror: Option<Arc<crate::remote::JobMirror>>,
+}
+
+impl JobCtx {
+    /// Told about each durable checkpoint: logs `checkpoint_save`, then publishes the job
+    /// directory when it lives on object storage.
+    fn checkpoint_listener(&self) -> Arc<dyn CheckpointListener> {
+        match &self.mirror {
+            None => self.events.clone(),
+            Some(m) => Arc::new(crate::remote::Publishing {
+                events: self.events.clone(),
+                mirror: m.clone(),
+            }),
+        }
+    }
 }
 
 /// A partition's plan, ready to execute.
@@ -342,7 +358,7 @@ async fn plan_partitions(
                     )),
                     format: s.format,
                     compression: s.compression,
-                    listener: job.events.clone() as Arc<dyn CheckpointListener>,
+                    listener: job.checkpoint_listener(),
                 }
             })
         };
@@ -390,6 +406,7 @@ pub async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
             events: Arc::new(EventLog::disabled()),
             paths,
             hash_sinks: Vec::new(),
+            mirror: None,
         })
     } else {
         None
@@ -424,7 +441,12 @@ pub(crate) async fn build_index(recipe: &Recipe) -> Result<InputIndex> {
 /// Runs `recipe` and writes its export.
 pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
     // A bad export path fails before the input is read.
-    ExportSpec::new(Path::new(&recipe.export_path), 0, false, false)?;
+    ExportSpec::new(
+        &crate::remote::ExportTarget::new(&recipe.export_path)?.local,
+        0,
+        false,
+        false,
+    )?;
     let target = opts.target(recipe);
     if let Target::Ballista { scheduler } = &target {
         crate::cluster::check_recipe(recipe)?;
@@ -453,8 +475,9 @@ pub(crate) async fn execute(
     target: &Target,
     started: Instant,
 ) -> Result<RunReport> {
+    let export_target = crate::remote::ExportTarget::new(&recipe.export_path)?;
     let spec = ExportSpec::new(
-        Path::new(&recipe.export_path),
+        &export_target.local,
         recipe.export_shard_size,
         recipe.keep_stats_in_res_ds,
         recipe.keep_hashes_in_res_ds,
@@ -506,6 +529,7 @@ pub(crate) async fn execute(
         None
     };
     let events = job.map(|j| j.events.clone());
+    let listener = job.map(|j| j.checkpoint_listener());
     let watched = plans
         .iter()
         .map(|p| crate::progress::Watched {
@@ -524,6 +548,7 @@ pub(crate) async fn execute(
     let remote = remote.is_some();
     for plan in plans {
         let (ctx, concurrency, events) = (session.task_ctx(), concurrency.clone(), events.clone());
+        let listener = listener.clone();
         let path = staging.path().join(format!(
             "part-{:05}.{}",
             plan.partition,
@@ -556,7 +581,7 @@ pub(crate) async fn execute(
             let mut staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
             if remote
                 && staged.is_ok()
-                && let Err(e) = report_remote_partition(&plan, events.as_deref(), t0.elapsed())
+                && let Err(e) = report_remote_partition(&plan, listener.as_deref(), t0.elapsed())
             {
                 staged = Err(e);
             }
@@ -604,7 +629,7 @@ pub(crate) async fn execute(
         export_staged_batches(&mut exporter, &schema, &staged)?;
         exporter
     };
-    let export_files = exporter.finish()?;
+    let export_files = export_target.publish(exporter.finish()?)?;
     let resumed = starts
         .iter()
         .filter(|s| matches!(s, Start::Checkpoint { .. }))
@@ -653,7 +678,7 @@ async fn hash_before_remote_read(
 /// reports its checkpoints (their sinks ran on executors, which cannot log events here).
 fn report_remote_partition(
     plan: &PartitionPlan,
-    events: Option<&EventLog>,
+    listener: Option<&dyn CheckpointListener>,
     elapsed: Duration,
 ) -> Result<()> {
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
@@ -661,7 +686,7 @@ fn report_remote_partition(
     counters
         .load_reported()
         .context("cannot read the row counts the executors reported")?;
-    let Some(events) = events else {
+    let Some(listener) = listener else {
         return Ok(());
     };
     let mut targets = Vec::new();
@@ -675,7 +700,7 @@ fn report_remote_partition(
     })?;
     targets.sort_by_key(|t| t.op_index);
     for t in targets.into_iter().filter(|t| t.path.is_file()) {
-        events.saved(&SavedCheckpoint {
+        listener.saved(&SavedCheckpoint {
             op_index: t.op_index,
             op_name: t.op_name.clone(),
             partition: t.partition,

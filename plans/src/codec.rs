@@ -108,15 +108,18 @@ impl WireIndex {
         })
     }
 
+    /// The index, with object-storage inputs fetched into this machine's cache if missing.
     fn into_index(self) -> Result<InputIndex> {
         let reader = StreamReader::try_new(Cursor::new(self.schema_ipc), None)?;
         let schema: SchemaRef = reader.schema();
-        Ok(InputIndex {
+        let mut index = InputIndex {
             dataset_path: self.dataset_path,
             files: self.files,
             schema,
             total_rows: self.total_rows,
-        })
+        };
+        index.ensure_local().map_err(|e| err(e.to_string()))?;
+        Ok(index)
     }
 }
 

@@ -12,6 +12,7 @@ pub mod planner;
 pub mod pyjson;
 pub mod recipe;
 pub mod source;
+pub mod store;
 mod yaml_lines;
 
 pub use recipe::{ExecutorType, OpConfig, Recipe, RecipeError};

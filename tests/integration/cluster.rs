@@ -411,3 +411,63 @@ fn global_operators_and_a_missing_scheduler_are_refused_before_any_work() {
     assert!(!job.dir.path().join("jobs").exists(), "no job directory");
     assert!(!job.dir.path().join("out").exists(), "no export");
 }
+
+/// The cluster with the dataset, the export and the job directory on S3 (moto's server): the
+/// export is the local run's, and the checkpoints the executors wrote are published.
+#[test]
+fn cluster_reads_and_writes_object_storage() {
+    let want = local_export();
+    let s3 = crate::object_store::S3Server::start();
+    let cluster = Cluster::start(2);
+    let job = Job::new("");
+    let data = std::fs::read(job.dir.path().join("data.jsonl")).unwrap();
+    s3.put("cluster/data.jsonl", &data);
+    let bucket = crate::object_store::BUCKET;
+    let recipe = job.dir.path().join("recipe.yaml");
+    let text = std::fs::read_to_string(&recipe).unwrap();
+    let text = text
+        .replace(
+            job.dir.path().join("data.jsonl").to_str().unwrap(),
+            &format!("s3://{bucket}/cluster/data.jsonl"),
+        )
+        .replace(
+            job.dir.path().join("out/result.jsonl").to_str().unwrap(),
+            &format!("s3://{bucket}/cluster/out/result.jsonl"),
+        )
+        .replace(
+            job.dir.path().join("jobs").to_str().unwrap(),
+            &format!("s3://{bucket}/cluster/jobs"),
+        );
+    write(&recipe, &text);
+    let out = ok(&s3
+        .dj_run(
+            &job.dir.path().join("cache"),
+            &recipe,
+            &[
+                "--engine",
+                "ballista",
+                "--scheduler",
+                &cluster.scheduler,
+                "--job_id",
+                "s3",
+            ],
+        )
+        .output()
+        .unwrap());
+    assert!(
+        out.contains(&format!("wrote s3://{bucket}/cluster/out/result.jsonl")),
+        "{out}"
+    );
+    assert_eq!(
+        String::from_utf8(s3.get("cluster/out/result.jsonl").unwrap()).unwrap(),
+        want
+    );
+    assert!(
+        cluster.worked(0) && cluster.worked(1),
+        "both executors ran tasks"
+    );
+    assert_eq!(
+        s3.keys("cluster/jobs/s3/checkpoints/checkpoint_op_").len(),
+        16
+    );
+}

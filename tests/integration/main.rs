@@ -7,4 +7,5 @@ mod explain;
 mod formats;
 mod golden;
 mod jobtools;
+mod object_store;
 mod resume;

@@ -56,6 +56,46 @@ pub fn classify(path: &Path) -> Option<(FileFormat, Compression)> {
 pub fn discover(
     dataset_path: &str,
 ) -> Result<Vec<(PathBuf, FileFormat, Compression)>, SourceError> {
+    Ok(discover_all(dataset_path)?
+        .into_iter()
+        .map(|(p, f, c, _)| (p, f, c))
+        .collect())
+}
+
+/// One input file found for a dataset: its local path, format, compression, and the object it
+/// was downloaded from when the dataset is on object storage.
+pub type Found = (
+    PathBuf,
+    FileFormat,
+    Compression,
+    Option<crate::store::RemoteObject>,
+);
+
+/// Like [`discover`], for local paths, `file://` URLs and object storage (`s3://`).
+pub fn discover_all(dataset_path: &str) -> Result<Vec<Found>, SourceError> {
+    if crate::store::is_remote(dataset_path) {
+        let fetched =
+            crate::store::fetch_dataset(dataset_path).map_err(|e| SourceError::Invalid {
+                path: dataset_path.into(),
+                message: e.to_string(),
+            })?;
+        let (found, remotes): (Vec<PathBuf>, Vec<_>) = fetched
+            .into_iter()
+            // Like a directory walk: a prefix's objects of other kinds are skipped.
+            .filter(|(p, _)| classify(p).is_some())
+            .map(|(p, r)| (p, Some(r)))
+            .unzip();
+        if found.is_empty() {
+            return Err(SourceError::NotFound(dataset_path.to_string()));
+        }
+        let classified = classify_all(Path::new(dataset_path), found)?;
+        return Ok(classified
+            .into_iter()
+            .zip(remotes)
+            .map(|((p, f, c), r)| (p, f, c, r))
+            .collect());
+    }
+    let dataset_path = crate::store::local_path(dataset_path);
     let path = Path::new(dataset_path);
     let mut found = Vec::new();
     if dataset_path.contains(['*', '?', '[']) && !path.exists() {
@@ -83,6 +123,16 @@ pub fn discover(
     if found.is_empty() {
         return Err(SourceError::NotFound(dataset_path.to_string()));
     }
+    Ok(classify_all(path, found)?
+        .into_iter()
+        .map(|(p, f, c)| (p, f, c, None))
+        .collect())
+}
+
+fn classify_all(
+    path: &Path,
+    found: Vec<PathBuf>,
+) -> Result<Vec<(PathBuf, FileFormat, Compression)>, SourceError> {
     let mut out = Vec::with_capacity(found.len());
     for p in found {
         let Some((format, compression)) = classify(&p) else {

@@ -139,6 +139,7 @@ pub fn index(
             rows: values.len() as u64,
             size_bytes,
             seek_points: vec![],
+            remote: None,
         };
         return Ok((file, schema));
     }
@@ -197,6 +198,7 @@ pub fn index(
         rows,
         size_bytes,
         seek_points,
+        remote: None,
     };
     Ok((file, schema))
 }

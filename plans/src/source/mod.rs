@@ -19,7 +19,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 
 pub use content_hash::{ContentHasher, HASH_ALGORITHM, RangeDigest, RangeHashSink};
 pub use exec::{RowRangeExec, RowRangeTable};
-pub use files::{Compression, FileFormat, discover};
+pub use files::{Compression, FileFormat, discover, discover_all};
 
 /// Input problems: which file, which line, what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +73,10 @@ pub struct InputFile {
     pub size_bytes: u64,
     /// JSONL: seek points every [`SEEK_EVERY`] rows (first at row 0).
     pub seek_points: Vec<SeekPoint>,
+    /// The object `path` is a cached copy of (object-storage datasets); a process without the
+    /// copy downloads it ([`InputIndex::ensure_local`]).
+    #[serde(default)]
+    pub remote: Option<crate::store::RemoteObject>,
 }
 
 impl InputFile {
@@ -92,6 +96,7 @@ impl InputFile {
             rows,
             size_bytes,
             seek_points: vec![],
+            remote: None,
         })
     }
 }
@@ -128,17 +133,18 @@ impl InputIndex {
     /// Finds, counts and indexes every input file of `dataset_path` (a file, a directory or a
     /// glob), validating every JSON row on the way so bad input fails before any output exists.
     pub fn build(dataset_path: &str) -> Result<InputIndex, SourceError> {
-        let paths = discover(dataset_path)?;
+        let paths = discover_all(dataset_path)?;
         let mut files = Vec::with_capacity(paths.len());
         let mut schemas = Vec::with_capacity(paths.len());
-        for (path, format, compression) in paths {
-            let (file, schema) = match format {
+        for (path, format, compression, remote) in paths {
+            let (mut file, schema) = match format {
                 FileFormat::Parquet => parquet_input::index(&path)?,
                 FileFormat::ArrowIpc => arrow_input::index(&path)?,
                 FileFormat::Jsonl | FileFormat::JsonArray => {
                     jsonl::index(&path, format, compression)?
                 }
             };
+            file.remote = remote;
             files.push(file);
             schemas.push(schema);
         }
@@ -168,6 +174,23 @@ impl InputIndex {
     /// split). `n` is clamped to `[1, rows]`; an empty input gives one empty range.
     pub fn balanced_ranges(&self, n: usize) -> Vec<RowRange> {
         balanced_ranges(self.total_rows, n)
+    }
+
+    /// Makes sure every input file is on this machine: a cached object-storage input missing
+    /// here (another process indexed it) is downloaded to this machine's cache.
+    pub fn ensure_local(&mut self) -> Result<(), SourceError> {
+        for file in &mut self.files {
+            if let Some(remote) = &file.remote
+                && !file.path.is_file()
+            {
+                file.path =
+                    crate::store::ensure_local(remote).map_err(|e| SourceError::Invalid {
+                        path: file.path.clone(),
+                        message: e.to_string(),
+                    })?;
+            }
+        }
+        Ok(())
     }
 
     pub fn total_bytes(&self) -> u64 {

@@ -1,0 +1,223 @@
+//! Exports and job directories on object storage (`s3://`). Both are built locally and
+//! published: an export is written to a local staging copy and uploaded when complete (each file
+//! one atomic object write); a job directory is a local mirror whose durable files are uploaded
+//! as they become durable (partition hashes before checkpoints, checkpoints as they are saved,
+//! the event log with them) and which a run on any machine first fills from the bucket.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use anyhow::{Context, Result};
+use dj_plans::store::{self, Remote};
+
+fn short_hash(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex()[..16].to_string()
+}
+
+/// Where a run writes its export: a local path, or a local staging copy published to a bucket.
+#[derive(Debug)]
+pub struct ExportTarget {
+    pub local: PathBuf,
+    remote: Option<Remote>,
+}
+
+impl ExportTarget {
+    pub fn new(export_path: &str) -> Result<ExportTarget> {
+        if !store::is_remote(export_path) {
+            return Ok(ExportTarget {
+                local: PathBuf::from(store::local_path(export_path)),
+                remote: None,
+            });
+        }
+        let remote = Remote::open(export_path)?;
+        let name = export_path.rsplit('/').next().unwrap_or_default();
+        let local = store::cache_dir()
+            .join("exports")
+            .join(short_hash(export_path))
+            .join(name);
+        Ok(ExportTarget {
+            local,
+            remote: Some(remote),
+        })
+    }
+
+    /// Uploads the finished export files (a remote export) and names them by their URLs.
+    pub fn publish(&self, files: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
+        let Some(remote) = &self.remote else {
+            return Ok(files);
+        };
+        let parent = remote.url.rsplit_once('/').map_or("", |(p, _)| p);
+        let base = Remote::open(parent)?;
+        let mut urls = Vec::with_capacity(files.len());
+        for file in files {
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            let object = base.join(&name);
+            object
+                .upload(&file)
+                .with_context(|| format!("cannot upload the export to {}", object.url))?;
+            std::fs::remove_file(&file).ok();
+            urls.push(PathBuf::from(&object.url));
+        }
+        Ok(urls)
+    }
+}
+
+/// A job directory kept in a bucket, worked on through a local mirror.
+#[derive(Debug)]
+pub struct JobMirror {
+    pub local: PathBuf,
+    remote: Remote,
+    /// Length and modification time of each file as last published.
+    published: Mutex<HashMap<PathBuf, (u64, SystemTime)>>,
+}
+
+/// Files never published: hidden ones (the per-machine `.lock`, temporary files being written)
+/// and the local diagnostic logs.
+fn private(rel: &str) -> bool {
+    rel.starts_with("logs/") || rel.split('/').any(|part| part.starts_with('.'))
+}
+
+impl JobMirror {
+    /// The mirror of job `job_id` under the remote `work_dir`.
+    pub fn new(work_dir: &str, job_id: &str) -> Result<Arc<JobMirror>> {
+        let base = work_dir.trim_end_matches('/');
+        let job_url = if base.ends_with(job_id) {
+            base.to_string()
+        } else {
+            format!("{base}/{job_id}")
+        };
+        let remote = Remote::open(&job_url)?;
+        let local = store::cache_dir()
+            .join("jobs")
+            .join(short_hash(&job_url))
+            .join(job_id);
+        Ok(Arc::new(JobMirror {
+            local,
+            remote,
+            published: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    pub fn url(&self) -> &str {
+        &self.remote.url
+    }
+
+    /// Downloads every published file of the job that this machine does not have. Local files
+    /// are never older than their published copies (they are published from here, or were
+    /// downloaded before).
+    pub fn pull(&self) -> Result<usize> {
+        let mut fetched = 0;
+        let prefix = format!("{}/", self.remote.key.as_ref());
+        for meta in self.remote.list()? {
+            let Some(rel) = meta.location.as_ref().strip_prefix(&prefix) else {
+                continue;
+            };
+            let dest = self.local.join(rel);
+            if private(rel) || dest.exists() {
+                continue;
+            }
+            self.remote
+                .join(rel)
+                .download(&dest)
+                .with_context(|| format!("cannot download {}/{rel}", self.remote.url))?;
+            fetched += 1;
+        }
+        Ok(fetched)
+    }
+
+    /// Publishes one file of the local job directory.
+    pub fn push(&self, path: &Path) -> Result<()> {
+        let rel = path
+            .strip_prefix(&self.local)
+            .with_context(|| format!("{} is outside the job directory", path.display()))?
+            .to_string_lossy()
+            .replace('\\', "/");
+        let Ok(meta) = std::fs::metadata(path) else {
+            return Ok(());
+        };
+        if private(&rel) || !meta.is_file() {
+            return Ok(());
+        }
+        let object = self.remote.join(&rel);
+        object
+            .upload(path)
+            .with_context(|| format!("cannot publish {}", object.url))?;
+        let stamp = (meta.len(), meta.modified()?);
+        self.published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_path_buf(), stamp);
+        Ok(())
+    }
+
+    /// Removes a published file (retention of the local copy's deletions).
+    pub fn remove(&self, rel: &str) -> Result<()> {
+        Ok(self.remote.join(rel).delete()?)
+    }
+
+    /// Publishes every file of the local job directory that changed since it was last
+    /// published; checkpoints last, so a published checkpoint never precedes the partition
+    /// hash and saved keys it depends on.
+    pub fn sync(&self) -> Result<()> {
+        let mut files = Vec::new();
+        let mut stack = vec![self.local.clone()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    files.push(path);
+                }
+            }
+        }
+        let is_checkpoint = |p: &Path| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                dj_plans::nodes::checkpoint::parse_checkpoint_file_name(n).is_some()
+            })
+        };
+        files.sort_by_key(|p| (is_checkpoint(p), p.clone()));
+        for path in files {
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            let stamp = (meta.len(), meta.modified()?);
+            let unchanged = self
+                .published
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&path)
+                == Some(&stamp);
+            if !unchanged {
+                self.push(&path)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The checkpoint listener of a job on object storage: logs the event, then publishes.
+#[derive(Debug)]
+pub struct Publishing {
+    pub events: Arc<crate::events::EventLog>,
+    pub mirror: Arc<JobMirror>,
+}
+
+impl dj_plans::nodes::CheckpointListener for Publishing {
+    fn saved(&self, checkpoint: &dj_plans::nodes::SavedCheckpoint) {
+        self.events.saved(checkpoint);
+        if let Err(e) = self.mirror.sync() {
+            // The checkpoint is durable here; the next sync (at the latest when the run ends)
+            // publishes it.
+            tracing::warn!(
+                "cannot publish checkpoint {}: {e:#}",
+                checkpoint.path.display()
+            );
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! Object storage: dataset, export and job directory on a real S3-compatible server (moto's,
+//! started here on 127.0.0.1). A job killed on one machine resumes on another (an empty local
+//! cache) from what it published, and the exports equal a local run's.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use dj_plans::store::Remote;
+
+use crate::common::{repo, write};
+
+pub(crate) const BUCKET: &str = "dj-test-bucket";
+
+/// moto's S3 server on a free port, stopped when dropped.
+pub(crate) struct S3Server {
+    port: u16,
+    child: Child,
+}
+
+impl S3Server {
+    pub(crate) fn start() -> S3Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = Command::new("python3")
+            .args([
+                "-m",
+                "moto.server",
+                "-H",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                child.stderr.take().unwrap().read_to_string(&mut err).ok();
+                panic!(
+                    "moto's S3 server did not start ({status}): {err}\nInstall it with: pip install 'moto[server]' (.ci/run does)"
+                );
+            }
+            assert!(Instant::now() < deadline, "moto's S3 server never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let server = S3Server { port, child };
+        let (status, _) = server.http("PUT", &format!("/{BUCKET}"), b"");
+        assert_eq!(status, 200, "create bucket");
+        server
+    }
+
+    /// One plain HTTP request (moto does not check signatures): status and body.
+    fn http(&self, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.port,
+            body.len()
+        )
+        .unwrap();
+        s.write_all(body).unwrap();
+        let mut response = Vec::new();
+        s.read_to_end(&mut response).unwrap();
+        let split = response
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("an HTTP response");
+        let head = String::from_utf8_lossy(&response[..split]).to_string();
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        (status, response[split + 4..].to_vec())
+    }
+
+    /// The bucket's object `key`, opened with this server's credentials.
+    fn object(&self, key: &str) -> Remote {
+        let endpoint = format!("http://127.0.0.1:{}", self.port);
+        Remote::open_with(
+            &format!("s3://{BUCKET}/{key}"),
+            &[
+                ("aws_endpoint_url", &endpoint),
+                ("aws_access_key_id", "test"),
+                ("aws_secret_access_key", "test"),
+            ],
+        )
+        .unwrap()
+    }
+
+    pub(crate) fn put(&self, key: &str, body: &[u8]) {
+        self.object(key).put(body.to_vec()).unwrap();
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<Vec<u8>> {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("object");
+        self.object(key).head().unwrap()?;
+        self.object(key).download(&dest).unwrap();
+        Some(std::fs::read(dest).unwrap())
+    }
+
+    pub(crate) fn keys(&self, prefix: &str) -> Vec<String> {
+        let prefix = prefix.trim_end_matches('/');
+        let (dir, start) = prefix.rsplit_once('/').unwrap_or(("", prefix));
+        self.object(dir)
+            .list()
+            .unwrap()
+            .into_iter()
+            .map(|m| m.location.to_string())
+            .filter(|k| k.starts_with(&format!("{dir}/{start}")))
+            .collect()
+    }
+
+    /// `dj-run` with this server's credentials and endpoint, and `cache` as its machine's cache.
+    pub(crate) fn dj_run(&self, cache: &Path, recipe: &Path, extra: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_dj-run"));
+        c.arg("--config")
+            .arg(recipe)
+            .args(extra)
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_DEFAULT_REGION", "us-east-1")
+            .env(
+                "AWS_ENDPOINT_URL",
+                format!("http://127.0.0.1:{}", self.port),
+            )
+            .env("DJ_CACHE_DIR", cache);
+        c
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const RECIPE: &str = "\
+dataset_path: DATA
+export_path: EXPORT
+work_dir: WORK
+executor_type: ray_partitioned
+partition:
+  mode: manual
+  num_of_partitions: 4
+  max_concurrent_partitions: 1
+checkpoint:
+  strategy: every_op
+process:
+  - whitespace_normalization_mapper:
+  - text_length_filter:
+      min_len: 10
+  - document_deduplicator:
+      lowercase: true
+  - words_num_filter:
+      min_num: 3
+";
+
+fn recipe(dir: &Path, data: &str, export: &str, work: &str) -> std::path::PathBuf {
+    let path = dir.join("recipe.yaml");
+    write(
+        &path,
+        &RECIPE
+            .replace("DATA", data)
+            .replace("EXPORT", export)
+            .replace("WORK", work),
+    );
+    path
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Checkpoint files of job `job` anywhere under `dir` (a machine's cache).
+fn count_checkpoints(dir: &Path, job: &str) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if e
+                .file_name()
+                .to_string_lossy()
+                .starts_with("checkpoint_op_")
+                && p.to_string_lossy().contains(&format!("/{job}/"))
+            {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn dataset_export_and_job_directory_on_s3_resume_on_another_machine() {
+    let s3 = S3Server::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = std::fs::read(repo().join("tests/golden/corpus.jsonl")).unwrap();
+    s3.put("input/corpus.jsonl", &corpus);
+
+    // The local reference.
+    let data = tmp.path().join("corpus.jsonl");
+    std::fs::write(&data, &corpus).unwrap();
+    let local_export = tmp.path().join("local/result.jsonl");
+    let local = recipe(
+        &tmp.path().join("local"),
+        data.to_str().unwrap(),
+        local_export.to_str().unwrap(),
+        tmp.path().join("local/jobs").to_str().unwrap(),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_dj-run"))
+        .arg("--config")
+        .arg(&local)
+        .output()
+        .unwrap();
+    ok(&out);
+    let want = std::fs::read(&local_export).unwrap();
+    let want_stats = std::fs::read(tmp.path().join("local/result_stats.jsonl")).unwrap();
+
+    let remote = recipe(
+        &tmp.path().join("remote"),
+        &format!("s3://{BUCKET}/input/corpus.jsonl"),
+        &format!("s3://{BUCKET}/out/result.jsonl"),
+        &format!("s3://{BUCKET}/jobs"),
+    );
+    let machine_a = tmp.path().join("machine-a");
+    let out = ok(&s3
+        .dj_run(&machine_a, &remote, &["--job_id", "whole"])
+        .output()
+        .unwrap());
+    assert!(
+        out.contains(&format!("wrote s3://{BUCKET}/out/result.jsonl")),
+        "{out}"
+    );
+    assert_eq!(s3.get("out/result.jsonl").unwrap(), want);
+    assert_eq!(s3.get("out/result_stats.jsonl").unwrap(), want_stats);
+    let keys = s3.keys("jobs/whole/");
+    for want in [
+        "jobs/whole/checkpoints/partitioning_info.json",
+        "jobs/whole/checkpoints/checkpoint_op_0000_partition_0000.parquet",
+        "jobs/whole/checkpoints/checkpoint_op_0003_partition_0003.parquet",
+        "jobs/whole/job_summary.json",
+    ] {
+        assert!(keys.iter().any(|k| k == want), "{want} not in {keys:?}");
+    }
+    assert!(
+        keys.iter().any(|k| k.starts_with("jobs/whole/events_")),
+        "{keys:?}"
+    );
+    assert!(
+        !keys.iter().any(|k| k.contains("/.")),
+        "no lock or temporary file: {keys:?}"
+    );
+
+    // Killed on machine A, resumed on machine B, which has nothing but the bucket.
+    let mut run = s3
+        .dj_run(&machine_a, &remote, &["--job_id", "moved"])
+        .env("DJ_EVENT_DELAY_MS", "20")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count_checkpoints(&machine_a.join("jobs"), "moved") < 5 {
+        assert!(run.try_wait().unwrap().is_none(), "the run ended too early");
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    run.kill().unwrap();
+    run.wait().unwrap();
+    assert!(
+        s3.keys("jobs/moved/checkpoints/checkpoint_op_").len() >= 4,
+        "checkpoints were published as they were saved"
+    );
+    s3.put("out/result.jsonl", b"stale");
+    let machine_b = tmp.path().join("machine-b");
+    let out = ok(&s3
+        .dj_run(&machine_b, &remote, &["--resume", "moved"])
+        .output()
+        .unwrap());
+    // Machine B redid only what machine A had not checkpointed and published.
+    let first_op_rows: u64 = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("#0"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(first_op_rows < 167, "{out}");
+    assert_eq!(s3.get("out/result.jsonl").unwrap(), want);
+
+    // A bucket that does not exist: a clear error naming it, nothing written.
+    let missing = recipe(
+        &tmp.path().join("missing"),
+        "s3://no-such-bucket/input/corpus.jsonl",
+        tmp.path().join("missing/out.jsonl").to_str().unwrap(),
+        tmp.path().join("missing/jobs").to_str().unwrap(),
+    );
+    let out = s3.dj_run(&machine_a, &missing, &[]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("s3://no-such-bucket/input/corpus.jsonl"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("missing/out.jsonl").exists());
+}
