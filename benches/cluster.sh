@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Cluster overhead: the same checkpointed recipe (5 mappers and filters, every_n_ops n=2, 8
+# partitions) and data run locally and on 1 Ballista scheduler + 2 executors (one slot each) on
+# this machine. No speed-up is expected on 2 cores; this reports the cost. Peak RSS is the
+# client's (the executors' is printed from their own measurement).
+# Usage: benches/cluster.sh [ROWS]   (default 1000000)
+source "$(dirname "$0")/common.sh"
+build
+rows=${1:-1000000}
+input=$WORK/apt_${rows}.jsonl
+[ -s "$input" ] || python3 "$ROOT/benches/gen_apt_corpus.py" "$input" "$rows" >&2
+cat > "$WORK/cluster.yaml" <<YAML
+dataset_path: $input
+export_path: $WORK/out/cluster.jsonl
+work_dir: $WORK/jobs
+executor_type: ray_partitioned
+partition:
+  mode: manual
+  num_of_partitions: 8
+  max_concurrent_partitions: 2
+checkpoint:
+  strategy: every_n_ops
+  n_ops: 2
+process:
+  - whitespace_normalization_mapper:
+  - clean_links_mapper:
+  - text_length_filter:
+      min_len: 50
+  - words_num_filter:
+      min_num: 10
+  - special_characters_filter:
+YAML
+rm -rf "$WORK/jobs"
+measure "local, $rows docs" "$BIN/dj-run" --config "$WORK/cluster.yaml" --engine local
+cp "$WORK/out/cluster.jsonl" "$WORK/out/cluster_local.jsonl"
+
+port=50150
+pids=()
+cleanup() { kill "${pids[@]}" 2> /dev/null || true; }
+trap cleanup EXIT
+/usr/bin/time -f "%M" -o "$WORK/scheduler.rss" "$BIN/dj-cluster" scheduler --bind 127.0.0.1:$port > "$WORK/scheduler.log" 2>&1 &
+pids+=($!)
+for i in 1 2; do
+  /usr/bin/time -f "%M" -o "$WORK/executor$i.rss" "$BIN/dj-cluster" executor --scheduler 127.0.0.1:$port \
+    --port $((port + 10 * i)) --grpc-port $((port + 10 * i + 1)) --slots 1 --work-dir "$WORK/executor$i" \
+    > "$WORK/executor$i.log" 2>&1 &
+  pids+=($!)
+  mkdir -p "$WORK/executor$i"
+done
+sleep 3
+rm -rf "$WORK/jobs"
+measure "ballista 1+2, $rows docs" "$BIN/dj-run" --config "$WORK/cluster.yaml" --engine ballista --scheduler 127.0.0.1:$port
+cmp "$WORK/out/cluster.jsonl" "$WORK/out/cluster_local.jsonl" && echo "cluster export identical to the local one"
+kill -INT "${pids[@]}" 2> /dev/null || true
+wait 2> /dev/null || true
+for i in 1 2; do echo "executor $i peak RSS: $(( $(cat "$WORK/executor$i.rss" 2>/dev/null | tail -1 || echo 0) / 1024 )) MB"; done
