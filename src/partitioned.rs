@@ -68,17 +68,15 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
             m.local.display()
         );
     }
-    let result = run_job(
-        recipe,
-        opts,
+    let start = JobStart {
         job_id,
         user_id,
         strict,
         paths,
-        mirror.clone(),
+        mirror: mirror.clone(),
         started,
-    )
-    .await;
+    };
+    let result = run_job(recipe, opts, start).await;
     // Whatever the outcome, publish what is durable here (a failed job resumes elsewhere too).
     if let Some(m) = &mirror
         && let Err(e) = m.sync()
@@ -106,17 +104,26 @@ fn job_mirror(recipe: &Recipe, job_id: &str) -> Result<Option<Arc<JobMirror>>> {
     Ok(Some(JobMirror::new(&work_dir, job_id)?))
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn run_job(
-    recipe: &Recipe,
-    opts: &RunOptions,
+/// A job located: its id (and whether the user gave it), whether this is a strict resume, its
+/// directory (a local mirror for object storage) and when the command started.
+struct JobStart {
     job_id: String,
     user_id: Option<String>,
     strict: bool,
     paths: JobPaths,
     mirror: Option<Arc<JobMirror>>,
     started: Instant,
-) -> Result<RunReport> {
+}
+
+async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<RunReport> {
+    let JobStart {
+        job_id,
+        user_id,
+        strict,
+        paths,
+        mirror,
+        started,
+    } = start;
     if strict {
         // Step 1: the job directory with its event log.
         if !paths.root.is_dir() || event_files(&paths.root).is_empty() {

@@ -295,6 +295,14 @@ struct PartitionPlan {
     physical: Arc<dyn ExecutionPlan>,
 }
 
+/// The session partitions are planned in and, for a cluster, the directory the remote
+/// boundaries report their row counts to.
+#[derive(Clone, Copy)]
+struct PlanEngine<'a> {
+    session: &'a SessionContext,
+    remote_counts: Option<&'a Path>,
+}
+
 /// Plans every partition. Also used by `dj-plan explain` (partition 0's plan is shown).
 async fn plan_partitions(
     recipe: &Recipe,
@@ -303,9 +311,12 @@ async fn plan_partitions(
     starts: &[Start],
     barriers: &Barriers,
     job: Option<&JobCtx>,
-    session: &SessionContext,
-    remote_counts: Option<&Path>,
+    engine: &PlanEngine<'_>,
 ) -> Result<Vec<PartitionPlan>> {
+    let PlanEngine {
+        session,
+        remote_counts,
+    } = *engine;
     let mut plans = Vec::with_capacity(ranges.len());
     for (p, (range, start)) in ranges.iter().zip(starts).enumerate() {
         let input = || RowRangeTable::new(index.clone(), vec![*range]);
@@ -418,8 +429,10 @@ pub async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
         &starts[..1],
         &barriers,
         job.as_ref(),
-        &session,
-        None,
+        &PlanEngine {
+            session: &session,
+            remote_counts: None,
+        },
     )
     .await?;
     let first = plans.remove(0);
@@ -517,8 +530,10 @@ pub(crate) async fn execute(
         starts,
         &barriers,
         job,
-        &session,
-        remote.as_deref(),
+        &PlanEngine {
+            session: &session,
+            remote_counts: remote.as_deref(),
+        },
     )
     .await?;
     // A single JSON lines export: each partition encodes its own rows, in parallel.
