@@ -4,7 +4,7 @@
 //! as they become durable (partition hashes before checkpoints, checkpoints as they are saved,
 //! the event log with them) and which a run on any machine first fills from the bucket.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -69,12 +69,31 @@ impl ExportTarget {
 pub struct JobMirror {
     pub local: PathBuf,
     remote: Remote,
-    /// Length and modification time of each file as last published.
-    published: Mutex<HashMap<PathBuf, (u64, SystemTime)>>,
+    /// What this machine last published or fetched, per file (`.mirror.json` in the mirror).
+    manifest: Mutex<BTreeMap<String, Copy>>,
 }
 
-/// Files never published: hidden ones (the per-machine `.lock`, temporary files being written)
-/// and the local diagnostic logs.
+/// One file as this machine last published or fetched it: the object's ETag, and the local
+/// file's length and modification time then.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Copy {
+    e_tag: Option<String>,
+    len: u64,
+    modified_ns: u128,
+}
+
+fn local_stamp(path: &Path) -> Option<(u64, u128)> {
+    let meta = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .ok()?;
+    Some((meta.len(), modified.as_nanos()))
+}
+
+/// Files never published: hidden ones (the per-machine `.lock`, `.mirror.json`, temporary
+/// files being written) and the local diagnostic logs.
 fn private(rel: &str) -> bool {
     rel.starts_with("logs/") || rel.split('/').any(|part| part.starts_with('.'))
 }
@@ -93,10 +112,14 @@ impl JobMirror {
             .join("jobs")
             .join(short_hash(&job_url))
             .join(job_id);
+        let manifest = std::fs::read(local.join(".mirror.json"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
         Ok(Arc::new(JobMirror {
             local,
             remote,
-            published: Mutex::new(HashMap::new()),
+            manifest: Mutex::new(manifest),
         }))
     }
 
@@ -104,9 +127,28 @@ impl JobMirror {
         &self.remote.url
     }
 
-    /// Downloads every published file of the job that this machine does not have. Local files
-    /// are never older than their published copies (they are published from here, or were
-    /// downloaded before).
+    fn record(&self, rel: &str, e_tag: Option<String>, path: &Path) -> Result<()> {
+        let Some((len, modified_ns)) = local_stamp(path) else {
+            return Ok(());
+        };
+        let mut manifest = self.manifest.lock().unwrap_or_else(|e| e.into_inner());
+        manifest.insert(
+            rel.to_string(),
+            Copy {
+                e_tag,
+                len,
+                modified_ns,
+            },
+        );
+        let bytes = serde_json::to_vec(&*manifest)?;
+        std::fs::create_dir_all(&self.local)?;
+        dj_plans::atomic::write_atomic(&self.local.join(".mirror.json"), &bytes)
+            .with_context(|| format!("cannot write {}/.mirror.json", self.local.display()))
+    }
+
+    /// Brings the mirror up to date with the bucket: downloads every published file this
+    /// machine lacks or whose object changed since this machine last published or fetched it
+    /// (another machine ran the job since). Returns how many files were fetched.
     pub fn pull(&self) -> Result<usize> {
         let mut fetched = 0;
         let prefix = format!("{}/", self.remote.key.as_ref());
@@ -114,42 +156,48 @@ impl JobMirror {
             let Some(rel) = meta.location.as_ref().strip_prefix(&prefix) else {
                 continue;
             };
+            if private(rel) {
+                continue;
+            }
             let dest = self.local.join(rel);
-            if private(rel) || dest.exists() {
+            let known = self
+                .manifest
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(rel)
+                .and_then(|c| c.e_tag.clone());
+            if dest.exists() && (known.is_none() || known == meta.e_tag) {
                 continue;
             }
             self.remote
                 .join(rel)
                 .download(&dest)
                 .with_context(|| format!("cannot download {}/{rel}", self.remote.url))?;
+            self.record(rel, meta.e_tag.clone(), &dest)?;
             fetched += 1;
         }
         Ok(fetched)
     }
 
-    /// Publishes one file of the local job directory.
-    pub fn push(&self, path: &Path) -> Result<()> {
-        let rel = path
+    fn relative(&self, path: &Path) -> Result<String> {
+        Ok(path
             .strip_prefix(&self.local)
             .with_context(|| format!("{} is outside the job directory", path.display()))?
             .to_string_lossy()
-            .replace('\\', "/");
-        let Ok(meta) = std::fs::metadata(path) else {
-            return Ok(());
-        };
-        if private(&rel) || !meta.is_file() {
+            .replace('\\', "/"))
+    }
+
+    /// Publishes one file of the local job directory.
+    pub fn push(&self, path: &Path) -> Result<()> {
+        let rel = self.relative(path)?;
+        if private(&rel) || local_stamp(path).is_none() {
             return Ok(());
         }
         let object = self.remote.join(&rel);
-        object
+        let e_tag = object
             .upload(path)
             .with_context(|| format!("cannot publish {}", object.url))?;
-        let stamp = (meta.len(), meta.modified()?);
-        self.published
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(path.to_path_buf(), stamp);
-        Ok(())
+        self.record(&rel, e_tag, path)
     }
 
     /// Removes a published file (retention of the local copy's deletions).
@@ -183,16 +231,16 @@ impl JobMirror {
         };
         files.sort_by_key(|p| (is_checkpoint(p), p.clone()));
         for path in files {
-            let Ok(meta) = std::fs::metadata(&path) else {
+            let rel = self.relative(&path)?;
+            let Some((len, modified_ns)) = local_stamp(&path) else {
                 continue;
             };
-            let stamp = (meta.len(), meta.modified()?);
             let unchanged = self
-                .published
+                .manifest
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .get(&path)
-                == Some(&stamp);
+                .get(&rel)
+                .is_some_and(|c| c.len == len && c.modified_ns == modified_ns);
             if !unchanged {
                 self.push(&path)?;
             }

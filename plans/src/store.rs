@@ -225,8 +225,8 @@ impl Remote {
     }
 
     /// Uploads the local file `src` as this object: one atomic object write (multipart for
-    /// large files), visible only once complete.
-    pub fn upload(&self, src: &Path) -> Result<(), StoreError> {
+    /// large files), visible only once complete. Returns the object's ETag.
+    pub fn upload(&self, src: &Path) -> Result<Option<String>, StoreError> {
         let io = |source| StoreError::Io {
             path: src.to_path_buf(),
             source,
@@ -235,11 +235,12 @@ impl Remote {
         block_on(async {
             if size <= 8 << 20 {
                 let bytes = std::fs::read(src).map_err(io)?;
-                self.store
+                let put = self
+                    .store
                     .put(&self.key, PutPayload::from(bytes))
                     .await
                     .map_err(|e| self.object_error(e))?;
-                return Ok(());
+                return Ok(put.e_tag);
             }
             let upload = self
                 .store
@@ -260,8 +261,8 @@ impl Remote {
                     .map_err(|e| self.object_error(e))?;
                 writer.write(&buf[..n]);
             }
-            writer.finish().await.map_err(|e| self.object_error(e))?;
-            Ok(())
+            let put = writer.finish().await.map_err(|e| self.object_error(e))?;
+            Ok(put.e_tag)
         })
     }
 

@@ -304,6 +304,27 @@ fn dataset_export_and_job_directory_on_s3_resume_on_another_machine() {
         .unwrap_or_else(|| panic!("{out}"));
     assert!(first_op_rows < 167, "{out}");
     assert_eq!(s3.get("out/result.jsonl").unwrap(), want);
+    // Back on machine A, whose mirror stopped at the kill: it fetches what B published since.
+    let out = ok(&s3
+        .dj_run(&machine_a, &remote, &["--resume", "moved"])
+        .output()
+        .unwrap());
+    assert!(out.contains("Job moved is already completed"), "{out}");
+    let mirrored = std::fs::read_dir(machine_a.join("jobs"))
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .join("moved/checkpoints/partitioning_info.json")
+        })
+        .find(|p| p.is_file())
+        .expect("machine A's mirror of the job");
+    assert_eq!(
+        std::fs::read(mirrored).unwrap(),
+        s3.get("jobs/moved/checkpoints/partitioning_info.json")
+            .unwrap(),
+        "the hashes machine B recorded replaced machine A's older copy"
+    );
 
     // A bucket that does not exist: a clear error naming it, nothing written.
     let missing = recipe(
