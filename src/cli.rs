@@ -16,6 +16,9 @@ fn init_tracing() {
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
+        // Encoding, decoding and planning recurse once per plan node: long recipes need more
+        // than the default 2 MiB (Ballista's own binaries use 32 MiB too).
+        .thread_stack_size(32 << 20)
         .enable_all()
         .build()?)
 }

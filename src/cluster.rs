@@ -56,19 +56,18 @@ pub fn parse_address(address: &str) -> Result<(String, u16)> {
     Ok((host.to_string(), port))
 }
 
-/// Refuses, before any work, recipes the cluster cannot run: the global operators
-/// (deduplicators, selectors) meet all partitions inside one process.
+/// Refuses, before any work, recipes the cluster cannot run: a selector's barrier meets all
+/// partitions inside one process.
 pub fn check_recipe(recipe: &Recipe) -> Result<()> {
     if let Some(op) = recipe
         .process
         .iter()
-        .find(|o| matches!(o.spec.kind, OpKind::Deduplicator | OpKind::Selector))
+        .find(|o| o.spec.kind == OpKind::Selector)
     {
         bail!(
-            "--engine ballista runs per-row operators (mappers and filters); op #{} {} is a global {} whose partitions meet in one process. Run this recipe with --engine local.",
+            "--engine ballista does not run selectors: op #{} {} ranks all partitions' rows inside one process. Run this recipe with --engine local.",
             op.index,
-            op.name,
-            op.spec.kind.as_str()
+            op.name
         );
     }
     Ok(())

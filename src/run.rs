@@ -303,6 +303,113 @@ struct PlanEngine<'a> {
     remote_counts: Option<&'a Path>,
 }
 
+/// Where partition `p`'s plan starts: its input range (hashed into `sink`, if given), or the
+/// checkpoint it resumes from; whether that is the raw input, and the first op still to run.
+async fn partition_source(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    range: RowRange,
+    start: &Start,
+    barriers: &Barriers,
+    p: usize,
+    sink: Option<Arc<dyn RangeHashSink>>,
+) -> Result<(RowRangeTable, bool, usize)> {
+    let input = || RowRangeTable::new(index.clone(), vec![range]);
+    Ok(match start {
+        Start::Input => (input().with_hash_sink(sink), true, 0),
+        Start::Checkpoint { op, path } => {
+            // The schema the plan has after `op`, to read the checkpoint with.
+            let no_checkpoints = |_: &OpConfig| None;
+            let ctx = barriers.context(p, &no_checkpoints);
+            let upto = compile_partition(
+                recipe,
+                Arc::new(input()),
+                true,
+                &recipe.process[..=*op],
+                &ctx,
+            )?;
+            let schema = Arc::new(upto.plan.schema().as_arrow().clone());
+            let path_s = path.display().to_string();
+            let ckpt =
+                tokio::task::spawn_blocking(move || InputIndex::build_with_schema(&path_s, schema))
+                    .await??;
+            let all = RowRange {
+                start: 0,
+                end: ckpt.total_rows,
+            };
+            (RowRangeTable::new(Arc::new(ckpt), vec![all]), false, op + 1)
+        }
+    })
+}
+
+/// On a cluster, decides every deduplicator before the partitions' plans are sent: for each
+/// dedup op in order, each partition that has not yet given its keys runs its ops up to the
+/// op's hash column on the cluster and returns just that column; the keys are persisted and
+/// given to the op's barrier as a local run would. The plans then carry each partition's keep
+/// decision. The ops before a dedup run once per dedup op and once more in the final plan.
+async fn decide_dedups_on_cluster(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+    starts: &[Start],
+    barriers: &Barriers,
+    session: &SessionContext,
+    concurrency: usize,
+) -> Result<()> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use dj_plans::nodes::DedupNode;
+    use futures::TryStreamExt;
+    for (&g, barrier) in &barriers.dedup {
+        let todo = starts.iter().enumerate().filter(|(_, s)| match s {
+            Start::Input => true,
+            Start::Checkpoint { op, .. } => *op < g,
+        });
+        futures::stream::iter(todo)
+            .map(|(p, start)| async move {
+                let (table, from_input, first) =
+                    partition_source(recipe, index, ranges[p], start, barriers, p, None).await?;
+                let no_checkpoints = |_: &OpConfig| None;
+                let ctx = barriers.context(p, &no_checkpoints);
+                let compiled = compile_partition(
+                    recipe,
+                    Arc::new(table),
+                    from_input,
+                    &recipe.process[first..=g],
+                    &ctx,
+                )?;
+                let mut hashed = None;
+                compiled.plan.apply(|node| {
+                    if let datafusion::logical_expr::LogicalPlan::Extension(e) = node
+                        && let Some(d) = e.node.as_any().downcast_ref::<DedupNode>()
+                        && d.index == g
+                    {
+                        hashed = Some((d.input.clone(), d.hash_column.clone()));
+                        return Ok(TreeNodeRecursion::Stop);
+                    }
+                    Ok(TreeNodeRecursion::Continue)
+                })?;
+                let (input, column) = hashed.expect("the compiled ops end with the dedup op");
+                let keys_plan = datafusion::logical_expr::LogicalPlanBuilder::from(input)
+                    .project(vec![datafusion::prelude::col(&column)])?
+                    .build()?;
+                let stream = session
+                    .execute_logical_plan(keys_plan)
+                    .await?
+                    .execute_stream()
+                    .await?;
+                let keys =
+                    dj_plans::nodes::dedup::collect_keys(stream, barrier.kind(), &column).await?;
+                barrier.contribute(p, keys)?;
+                anyhow::Ok(())
+            })
+            .buffer_unordered(concurrency.max(1))
+            .try_collect::<Vec<()>>()
+            .await
+            .with_context(|| format!("dedup op #{g}: computing keys on the cluster"))?;
+    }
+    Ok(())
+}
+
 /// Plans every partition. Also used by `dj-plan explain` (partition 0's plan is shown).
 async fn plan_partitions(
     recipe: &Recipe,
@@ -319,39 +426,12 @@ async fn plan_partitions(
     } = *engine;
     let mut plans = Vec::with_capacity(ranges.len());
     for (p, (range, start)) in ranges.iter().zip(starts).enumerate() {
-        let input = || RowRangeTable::new(index.clone(), vec![*range]);
-        let (table, from_input, first) = match start {
-            Start::Input => {
-                // A remote plan's input was hashed before it was sent.
-                let sink = job
-                    .filter(|_| remote_counts.is_none())
-                    .and_then(|j| j.hash_sinks.get(p).cloned().flatten());
-                (input().with_hash_sink(sink), true, 0)
-            }
-            Start::Checkpoint { op, path } => {
-                // The schema the plan has after `op`, to read the checkpoint with.
-                let no_checkpoints = |_: &OpConfig| None;
-                let ctx = barriers.context(p, &no_checkpoints);
-                let upto = compile_partition(
-                    recipe,
-                    Arc::new(input()),
-                    true,
-                    &recipe.process[..=*op],
-                    &ctx,
-                )?;
-                let schema = Arc::new(upto.plan.schema().as_arrow().clone());
-                let path_s = path.display().to_string();
-                let ckpt = tokio::task::spawn_blocking(move || {
-                    InputIndex::build_with_schema(&path_s, schema)
-                })
-                .await??;
-                let all = RowRange {
-                    start: 0,
-                    end: ckpt.total_rows,
-                };
-                (RowRangeTable::new(Arc::new(ckpt), vec![all]), false, op + 1)
-            }
-        };
+        // A remote plan's input was hashed before it was sent.
+        let sink = job
+            .filter(|_| remote_counts.is_none())
+            .and_then(|j| j.hash_sinks.get(p).cloned().flatten());
+        let (table, from_input, first) =
+            partition_source(recipe, index, *range, start, barriers, p, sink).await?;
         let ops = &recipe.process[first.min(recipe.process.len())..];
         let checkpoint = |op: &OpConfig| -> Option<CheckpointTarget> {
             let job = job?;
@@ -520,7 +600,11 @@ pub(crate) async fn execute(
             }
             let counts = std::path::absolute(staging.path().join("counts"))?;
             std::fs::create_dir_all(&counts)?;
-            (crate::cluster::client(scheduler).await?, Some(counts))
+            let session = crate::cluster::client(scheduler).await?;
+            let limit = concurrency_limit(recipe, n);
+            decide_dedups_on_cluster(recipe, index, ranges, starts, &barriers, &session, limit)
+                .await?;
+            (session, Some(counts))
         }
     };
     let plans = plan_partitions(

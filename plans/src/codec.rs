@@ -3,8 +3,9 @@
 //! boundaries, the checkpoint sinks and the operator UDFs (by op name and parameters), and hand
 //! every other node to an inner codec (Ballista's own, or DataFusion's default).
 //!
-//! Deliberate limits: the dedup and selector barriers meet all partitions inside one process, so
-//! plans holding them are refused with a clear error. A decoded checkpoint sink has no listener
+//! A deduplicator travels with its decision for the partition (the runner decides it from every
+//! partition's keys first); a selector's barrier meets all partitions inside one process, so
+//! plans holding one are refused with a clear error. A decoded checkpoint sink has no listener
 //! (the runner logs `checkpoint_save` when the partition's job ends), and decoded boundaries report
 //! their row counts through files when the plan asked for it ([`CountsReport`]).
 
@@ -34,9 +35,10 @@ use crate::nodes::checkpoint::{
 use crate::nodes::op_boundary::{
     Boundary, CountsReport, OpBoundaryExec, OpBoundaryNode, OpCounters,
 };
-use crate::nodes::{DedupExec, DedupNode, SelectExec, SelectNode};
+use crate::nodes::{DedupBarrier, DedupExec, DedupNode, SelectExec, SelectNode};
 use crate::recipe::{Compression, StorageFormat};
 use crate::source::{InputFile, InputIndex, RowRange, RowRangeExec, RowRangeTable};
+use dj_udfs::DedupKind;
 
 /// First byte of every buffer: which codec wrote the rest.
 const INNER: u8 = 0;
@@ -66,6 +68,113 @@ enum WireNode {
         ranges: Vec<RowRange>,
         projection: Option<Vec<usize>>,
     },
+    /// A deduplicator whose decision for this partition the runner made from every
+    /// partition's keys before sending the plan.
+    Dedup {
+        index: usize,
+        op_name: String,
+        hash_column: String,
+        partition: usize,
+        partitions: usize,
+        kind: WireKind,
+        /// The keep-mask, one bit per row (LSB first).
+        mask: Vec<u8>,
+        rows: usize,
+    },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+enum WireKind {
+    Exact,
+    MinHashBands,
+    SimHash {
+        num_blocks: usize,
+        hamming_distance: usize,
+    },
+}
+
+impl From<DedupKind> for WireKind {
+    fn from(k: DedupKind) -> Self {
+        match k {
+            DedupKind::Exact => WireKind::Exact,
+            DedupKind::MinHashBands => WireKind::MinHashBands,
+            DedupKind::SimHash {
+                num_blocks,
+                hamming_distance,
+            } => WireKind::SimHash {
+                num_blocks,
+                hamming_distance,
+            },
+        }
+    }
+}
+
+impl From<WireKind> for DedupKind {
+    fn from(k: WireKind) -> Self {
+        match k {
+            WireKind::Exact => DedupKind::Exact,
+            WireKind::MinHashBands => DedupKind::MinHashBands,
+            WireKind::SimHash {
+                num_blocks,
+                hamming_distance,
+            } => DedupKind::SimHash {
+                num_blocks,
+                hamming_distance,
+            },
+        }
+    }
+}
+
+fn dedup_node(
+    index: usize,
+    op_name: &str,
+    hash_column: &str,
+    partition: usize,
+    barrier: &DedupBarrier,
+) -> Result<WireNode> {
+    let mask = barrier.mask(partition)?.ok_or_else(|| {
+        err(format!(
+            "dedup op #{index} {op_name}: a plan is sent only after every partition's keys decided what it keeps"
+        ))
+    })?;
+    let mut bits = vec![0u8; mask.len().div_ceil(8)];
+    for (i, keep) in mask.iter().enumerate() {
+        if *keep {
+            bits[i / 8] |= 1 << (i % 8);
+        }
+    }
+    Ok(WireNode::Dedup {
+        index,
+        op_name: op_name.to_string(),
+        hash_column: hash_column.to_string(),
+        partition,
+        partitions: barrier.partitions(),
+        kind: barrier.kind().into(),
+        mask: bits,
+        rows: mask.len(),
+    })
+}
+
+/// The decided barrier a decoded dedup node filters with.
+fn decided_barrier(
+    index: usize,
+    partition: usize,
+    partitions: usize,
+    kind: WireKind,
+    mask: &[u8],
+    rows: usize,
+) -> Result<Arc<DedupBarrier>> {
+    if mask.len() != rows.div_ceil(8) || partition >= partitions {
+        return Err(err(format!("malformed keep-mask of dedup op #{index}")));
+    }
+    let mask = (0..rows).map(|i| mask[i / 8] >> (i % 8) & 1 == 1).collect();
+    Ok(DedupBarrier::decided(
+        index,
+        kind.into(),
+        partitions,
+        partition,
+        mask,
+    ))
 }
 
 /// An [`InputIndex`] with absolute paths (executors do not share the client's working
@@ -143,7 +252,7 @@ fn static_kind(kind: Option<&str>) -> Result<&'static str> {
 
 fn refuse_global(name: &str) -> DataFusionError {
     DataFusionError::NotImplemented(format!(
-        "{name} is a global operator whose partitions meet inside one process; run this recipe with --engine local"
+        "{name} is a selector, whose partitions meet inside one process; run this recipe with --engine local"
     ))
 }
 
@@ -278,6 +387,25 @@ impl LogicalExtensionCodec for DjLogicalCodec {
                             input,
                             target: decoded_target(node).expect("checkpoint"),
                         }),
+                        WireNode::Dedup {
+                            index,
+                            op_name,
+                            hash_column,
+                            partition,
+                            partitions,
+                            kind,
+                            mask,
+                            rows,
+                        } => Arc::new(DedupNode {
+                            input,
+                            index,
+                            op_name,
+                            hash_column,
+                            partition,
+                            barrier: decided_barrier(
+                                index, partition, partitions, kind, &mask, rows,
+                            )?,
+                        }),
                         WireNode::RowRange { .. } => {
                             return Err(err("a row-range source is a table, not a node"));
                         }
@@ -301,7 +429,8 @@ impl LogicalExtensionCodec for DjLogicalCodec {
             return write_dj(&checkpoint_node(&c.target)?, buf);
         }
         if let Some(d) = any.downcast_ref::<DedupNode>() {
-            return Err(refuse_global(&d.op_name));
+            let node = dedup_node(d.index, &d.op_name, &d.hash_column, d.partition, &d.barrier)?;
+            return write_dj(&node, buf);
         }
         if let Some(s) = any.downcast_ref::<SelectNode>() {
             return Err(refuse_global(&s.op_name));
@@ -424,6 +553,22 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
                         ranges,
                         projection.as_ref(),
                     )?),
+                    WireNode::Dedup {
+                        index,
+                        op_name,
+                        hash_column,
+                        partition,
+                        partitions,
+                        kind,
+                        mask,
+                        rows,
+                    } => Arc::new(DedupExec::try_new(
+                        input()?,
+                        &hash_column,
+                        op_name,
+                        partition,
+                        decided_barrier(index, partition, partitions, kind, &mask, rows)?,
+                    )?),
                 })
             }
             Some((&INNER, rest)) => self.inner.try_decode(rest, inputs, ctx, proto_converter),
@@ -461,7 +606,14 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
             return write_dj(&wire, buf);
         }
         if let Some(d) = any.downcast_ref::<DedupExec>() {
-            return Err(refuse_global(&d.op_name));
+            let node = dedup_node(
+                d.index(),
+                &d.op_name,
+                &d.hash_column(),
+                d.partition(),
+                d.barrier(),
+            )?;
+            return write_dj(&node, buf);
         }
         if let Some(s) = any.downcast_ref::<SelectExec>() {
             return Err(refuse_global(&s.op_name));
@@ -640,9 +792,65 @@ process:
         assert_eq!(compiled.counters.rows_out(2), 1);
     }
 
+    /// A deduplicator is sent only once decided, and then with its decision: the decoded plan
+    /// (on another process, without the barrier) keeps the same rows.
     #[tokio::test]
-    async fn global_operators_and_local_hash_sinks_are_refused() {
-        let f = fixture(&format!("{RECIPE}  - document_deduplicator:\n"));
+    async fn deduplicators_travel_with_their_decision() {
+        let f = fixture(&format!(
+            "{}  - document_deduplicator:\n      lowercase: true\n",
+            RECIPE.replace("min_len: 12", "min_len: 1")
+        ));
+        let data = f.dir.path().join("data.jsonl");
+        let mut lines = std::fs::read_to_string(&data).unwrap();
+        lines.push_str("{\"text\": \"THIS  text   has enough words\"}\n");
+        std::fs::write(&data, lines).unwrap();
+        let index = Arc::new(InputIndex::build(data.to_str().unwrap()).unwrap());
+        let plan = crate::compile::compile(
+            &f.recipe,
+            Arc::new(RowRangeTable::new(
+                index,
+                vec![RowRange { start: 0, end: 6 }],
+            )),
+        )
+        .unwrap()
+        .plan;
+        let codec = DjLogicalCodec::default();
+        let err = logical_plan_to_bytes_with_extension_codec(&plan, &codec)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a plan is sent only after every partition's keys decided what it keeps"),
+            "{err}"
+        );
+        // Running it locally decides the (single) partition's keep-mask.
+        let session = planner::session(1);
+        let exec = session.state().create_physical_plan(&plan).await.unwrap();
+        let want = collect(exec, session.task_ctx()).await.unwrap();
+        let bytes = logical_plan_to_bytes_with_extension_codec(&plan, &codec).unwrap();
+        let back =
+            logical_plan_from_bytes_with_extension_codec(&bytes, &session.task_ctx(), &codec)
+                .unwrap();
+        let exec = session.state().create_physical_plan(&back).await.unwrap();
+        let physical = DjPhysicalCodec::default();
+        let bytes = physical_plan_to_bytes_with_extension_codec(exec, &physical).unwrap();
+        let exec =
+            physical_plan_from_bytes_with_extension_codec(&bytes, &session.task_ctx(), &physical)
+                .unwrap();
+        let got = collect(exec, session.task_ctx()).await.unwrap();
+        assert_eq!(text(&got), text(&want));
+        assert_eq!(
+            got.iter().map(|b| b.num_rows()).sum::<usize>(),
+            3,
+            "{}",
+            text(&got)
+        );
+    }
+
+    #[tokio::test]
+    async fn selectors_and_local_hash_sinks_are_refused() {
+        let f = fixture(&format!(
+            "{RECIPE}  - random_selector:\n      select_num: 2\n"
+        ));
         let plan = crate::compile::compile(
             &f.recipe,
             Arc::new(RowRangeTable::new(
@@ -656,7 +864,7 @@ process:
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("document_deduplicator is a global operator whose partitions meet inside one process"),
+            err.contains("random_selector is a selector, whose partitions meet inside one process"),
             "{err}"
         );
 

@@ -26,6 +26,8 @@ checkpoint:
 process:
   - whitespace_normalization_mapper:
   - clean_links_mapper:
+  - document_deduplicator:
+      lowercase: true
   - text_length_filter:
       min_len: 40
   - words_num_filter:
@@ -159,9 +161,15 @@ fn corpus(rows: usize) -> String {
         state
     };
     let mut out = String::new();
+    let mut texts: Vec<Vec<&str>> = Vec::new();
     for i in 0..rows {
         let n = (next() % 90) as usize + 2;
         let mut text: Vec<&str> = (0..n).map(|_| WORDS[(next() % 16) as usize]).collect();
+        // Duplicates across partitions for the deduplicator.
+        if i % 7 == 3 && i >= 700 {
+            text = texts[i - 700].clone();
+        }
+        texts.push(text.clone());
         if i % 17 == 0 {
             text.push("#$%^&*()!@#$%^&*()!@#$%^&*()");
         }
@@ -301,11 +309,17 @@ fn cluster_runs_match_local_and_survive_a_killed_executor() {
     let dir = job.job_dir("whole");
     assert_eq!(
         checkpoint_count(&dir),
-        16,
-        "8 partitions x checkpoints after ops 1 and 3"
+        24,
+        "8 partitions x checkpoints after ops 1, 3 and 5"
     );
     let types = event_types(&dir);
-    assert_eq!(types.iter().filter(|t| *t == "checkpoint_save").count(), 16);
+    assert_eq!(types.iter().filter(|t| *t == "checkpoint_save").count(), 24);
+    // The deduplicator removed duplicates across partitions, as locally.
+    let dedup = out
+        .lines()
+        .find(|l| l.contains("document_deduplicator"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(!dedup.trim_end().ends_with("removed          0"), "{dedup}");
     assert_eq!(
         types.iter().filter(|t| *t == "partition_complete").count(),
         8
@@ -377,7 +391,7 @@ fn jobs_resume_across_engines() {
 }
 
 #[test]
-fn global_operators_and_a_missing_scheduler_are_refused_before_any_work() {
+fn selectors_and_a_missing_scheduler_are_refused_before_any_work() {
     let job = Job::new("engine: ballista");
     let recipe = job.dir.path().join("recipe.yaml");
     let text = std::fs::read_to_string(&recipe).unwrap();
@@ -385,14 +399,14 @@ fn global_operators_and_a_missing_scheduler_are_refused_before_any_work() {
         &recipe,
         &text.replace(
             "  - whitespace_normalization_mapper:\n",
-            "  - whitespace_normalization_mapper:\n  - document_deduplicator:\n",
+            "  - whitespace_normalization_mapper:\n  - random_selector:\n      select_num: 10\n",
         ),
     );
     let out = job.run(&[]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("op #1 document_deduplicator is a global deduplicator whose partitions meet in one process. Run this recipe with --engine local."),
+        err.contains("--engine ballista does not run selectors: op #1 random_selector ranks all partitions' rows inside one process. Run this recipe with --engine local."),
         "{err}"
     );
     assert!(!job.dir.path().join("jobs").exists(), "no job directory");
@@ -468,6 +482,6 @@ fn cluster_reads_and_writes_object_storage() {
     );
     assert_eq!(
         s3.keys("cluster/jobs/s3/checkpoints/checkpoint_op_").len(),
-        16
+        24
     );
 }

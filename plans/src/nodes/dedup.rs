@@ -262,6 +262,59 @@ impl DedupBarrier {
         })
     }
 
+    /// A barrier whose decision for partition `partition` is already `mask` (decoded from a
+    /// plan on a cluster executor: the runner decided it from every partition's keys).
+    pub fn decided(
+        op_index: usize,
+        kind: DedupKind,
+        partitions: usize,
+        partition: usize,
+        mask: Vec<bool>,
+    ) -> Arc<Self> {
+        let mut masks = vec![Vec::new(); partitions];
+        masks[partition] = mask;
+        Arc::new(DedupBarrier {
+            kind,
+            partitions,
+            dir: None,
+            op_index,
+            state: Mutex::new(BarrierState {
+                keys: vec![None; partitions],
+                keep: Some(Ok(Arc::new(masks))),
+            }),
+            notify: Notify::new(),
+            concurrency: None,
+        })
+    }
+
+    pub fn kind(&self) -> DedupKind {
+        self.kind
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.partitions
+    }
+
+    /// Partition `p`'s keep-mask once every partition's keys are in (`None` before); the
+    /// decision's error if it failed.
+    pub fn mask(&self, p: usize) -> Result<Option<Vec<bool>>> {
+        match &self.state.lock().unwrap().keep {
+            None => Ok(None),
+            Some(Ok(keep)) => Ok(Some(keep[p].clone())),
+            Some(Err(e)) => Err(DataFusionError::Execution(e.clone())),
+        }
+    }
+
+    /// Persists and submits partition `p`'s keys without waiting for the others (keys computed
+    /// elsewhere, e.g. by a cluster).
+    pub fn contribute(&self, p: usize, keys: Keys) -> Result<()> {
+        if let Some(path) = self.keys_path(p) {
+            write_keys_atomic(&path, &keys)?;
+        }
+        self.submit(p, keys);
+        Ok(())
+    }
+
     /// File holding partition `p`'s keys.
     pub fn keys_path(&self, p: usize) -> Option<PathBuf> {
         self.dir.as_ref().map(|d| {
@@ -311,6 +364,13 @@ impl DedupBarrier {
             c.release(p);
         }
         self.submit(p, keys);
+        let rows = self
+            .state
+            .lock()
+            .unwrap()
+            .keys
+            .get(p)
+            .and_then(|k| k.as_ref().map(Keys::rows));
         let keep = loop {
             let notified = self.notify.notified();
             if let Some(keep) = self.state.lock().unwrap().keep.clone() {
@@ -320,6 +380,14 @@ impl DedupBarrier {
             }
             notified.await;
         };
+        // A decision made elsewhere must be about these very rows.
+        if let Some(rows) = rows.filter(|r| *r != keep.len()) {
+            return Err(DataFusionError::Execution(format!(
+                "dedup op {}: partition {p} produced {rows} rows, but its keep decision covers {}",
+                self.op_index,
+                keep.len()
+            )));
+        }
         if let Some(c) = &self.concurrency {
             c.acquire(p).await;
         }
@@ -464,6 +532,21 @@ impl DedupExec {
     }
 }
 
+impl DedupExec {
+    pub fn hash_column(&self) -> String {
+        self.input.schema().field(self.hash_index).name().clone()
+    }
+    pub fn index(&self) -> usize {
+        self.barrier.op_index
+    }
+    pub fn partition(&self) -> usize {
+        self.partition
+    }
+    pub fn barrier(&self) -> &Arc<DedupBarrier> {
+        &self.barrier
+    }
+}
+
 impl DisplayAs for DedupExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let name = self.input.schema().field(self.hash_index).name().clone();
@@ -535,6 +618,20 @@ fn keys_of(kind: DedupKind, batch: &RecordBatch, col: usize, out: &mut Keys) -> 
         }
     }
     Ok(())
+}
+
+/// The keys of every row of `stream`'s hash column `hash_column`.
+pub async fn collect_keys(
+    mut stream: SendableRecordBatchStream,
+    kind: DedupKind,
+    hash_column: &str,
+) -> Result<Keys> {
+    let col = stream.schema().index_of(hash_column)?;
+    let mut keys = Keys::new();
+    while let Some(batch) = stream.next().await {
+        keys_of(kind, &batch?, col, &mut keys)?;
+    }
+    Ok(keys)
 }
 
 /// Drains `input` into an anonymous spill file, collecting the keys.
