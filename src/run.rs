@@ -1,7 +1,8 @@
-//! Running a recipe on one machine. The input is indexed and cut into row-range logical
-//! partitions; every partition gets its own DataFusion plan (source -> ops -> checkpoint sinks)
-//! and the plans run concurrently, at most `max_concurrent_partitions` at a time, each streamed to
-//! an Arrow IPC staging file; the export then writes the partitions in input order.
+//! Running a recipe. The input is indexed and cut into row-range logical partitions; every
+//! partition gets its own DataFusion plan (source -> ops -> checkpoint sinks) and the plans run
+//! concurrently, at most `max_concurrent_partitions` at a time, in this process or on a Ballista
+//! cluster ([`crate::cluster`]), each streamed to a staging file; the export then writes the
+//! partitions in input order.
 //!
 //! `executor_type: ray_partitioned` adds the job directory, the event log, checkpoints and resume
 //! ([`run`] dispatches; see [`crate::job`] and [`crate::partitioning`]).
