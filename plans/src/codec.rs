@@ -70,20 +70,24 @@ enum WireNode {
     },
     /// A deduplicator whose decision for this partition the runner made from every
     /// partition's keys before sending the plan.
-    Dedup {
-        index: usize,
-        op_name: String,
-        hash_column: String,
-        partition: usize,
-        partitions: usize,
-        kind: WireKind,
-        /// The keep-mask, one bit per row (LSB first).
-        mask: Vec<u8>,
-        rows: usize,
-    },
+    Dedup(WireDedup),
 }
 
+/// A decided deduplicator of one partition.
 #[derive(Debug, Serialize, Deserialize)]
+struct WireDedup {
+    index: usize,
+    op_name: String,
+    hash_column: String,
+    partition: usize,
+    partitions: usize,
+    kind: WireKind,
+    /// The keep-mask, one bit per row (LSB first).
+    mask: Vec<u8>,
+    rows: usize,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 enum WireKind {
     Exact,
     MinHashBands,
@@ -143,7 +147,7 @@ fn dedup_node(
             bits[i / 8] |= 1 << (i % 8);
         }
     }
-    Ok(WireNode::Dedup {
+    Ok(WireNode::Dedup(WireDedup {
         index,
         op_name: op_name.to_string(),
         hash_column: hash_column.to_string(),
@@ -152,29 +156,34 @@ fn dedup_node(
         kind: barrier.kind().into(),
         mask: bits,
         rows: mask.len(),
-    })
+    }))
 }
 
-/// The decided barrier a decoded dedup node filters with.
-fn decided_barrier(
-    index: usize,
-    partition: usize,
-    partitions: usize,
-    kind: WireKind,
-    mask: &[u8],
-    rows: usize,
-) -> Result<Arc<DedupBarrier>> {
-    if mask.len() != rows.div_ceil(8) || partition >= partitions {
-        return Err(err(format!("malformed keep-mask of dedup op #{index}")));
+impl WireDedup {
+    /// The decided barrier a decoded dedup node filters with.
+    fn barrier(&self) -> Result<Arc<DedupBarrier>> {
+        let WireDedup {
+            index,
+            partition,
+            partitions,
+            kind,
+            mask,
+            rows,
+            ..
+        } = self;
+        let (index, partition, partitions, rows) = (*index, *partition, *partitions, *rows);
+        if mask.len() != rows.div_ceil(8) || partition >= partitions {
+            return Err(err(format!("malformed keep-mask of dedup op #{index}")));
+        }
+        let mask = (0..rows).map(|i| mask[i / 8] >> (i % 8) & 1 == 1).collect();
+        Ok(DedupBarrier::decided(
+            index,
+            (*kind).into(),
+            partitions,
+            partition,
+            mask,
+        ))
     }
-    let mask = (0..rows).map(|i| mask[i / 8] >> (i % 8) & 1 == 1).collect();
-    Ok(DedupBarrier::decided(
-        index,
-        kind.into(),
-        partitions,
-        partition,
-        mask,
-    ))
 }
 
 /// An [`InputIndex`] with absolute paths (executors do not share the client's working
@@ -387,24 +396,13 @@ impl LogicalExtensionCodec for DjLogicalCodec {
                             input,
                             target: decoded_target(node).expect("checkpoint"),
                         }),
-                        WireNode::Dedup {
-                            index,
-                            op_name,
-                            hash_column,
-                            partition,
-                            partitions,
-                            kind,
-                            mask,
-                            rows,
-                        } => Arc::new(DedupNode {
+                        WireNode::Dedup(d) => Arc::new(DedupNode {
                             input,
-                            index,
-                            op_name,
-                            hash_column,
-                            partition,
-                            barrier: decided_barrier(
-                                index, partition, partitions, kind, &mask, rows,
-                            )?,
+                            index: d.index,
+                            op_name: d.op_name.clone(),
+                            hash_column: d.hash_column.clone(),
+                            partition: d.partition,
+                            barrier: d.barrier()?,
                         }),
                         WireNode::RowRange { .. } => {
                             return Err(err("a row-range source is a table, not a node"));
@@ -553,21 +551,12 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
                         ranges,
                         projection.as_ref(),
                     )?),
-                    WireNode::Dedup {
-                        index,
-                        op_name,
-                        hash_column,
-                        partition,
-                        partitions,
-                        kind,
-                        mask,
-                        rows,
-                    } => Arc::new(DedupExec::try_new(
+                    WireNode::Dedup(d) => Arc::new(DedupExec::try_new(
                         input()?,
-                        &hash_column,
-                        op_name,
-                        partition,
-                        decided_barrier(index, partition, partitions, kind, &mask, rows)?,
+                        &d.hash_column,
+                        d.op_name.clone(),
+                        d.partition,
+                        d.barrier()?,
                     )?),
                 })
             }

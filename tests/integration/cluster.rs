@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::write;
+use crate::common::{ok, write};
 
 const RECIPE: &str = "\
 project_name: cluster-test
@@ -220,16 +220,6 @@ impl Job {
     fn job_dir(&self, id: &str) -> PathBuf {
         self.dir.path().join("jobs").join(id)
     }
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn local_export() -> String {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{repo, write};
+use crate::common::{ok, repo, write};
 
 /// Relative paths, run from the job's temp dir: the tools, run from elsewhere, must find the
 /// input and export through the job directory.
@@ -142,16 +142,6 @@ impl Job {
     fn export(&self) -> String {
         std::fs::read_to_string(self.path("out/result.jsonl")).unwrap()
     }
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn fails_with(o: &Output, want: &str) {

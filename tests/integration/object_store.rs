@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use dj_plans::store::Remote;
 
-use crate::common::{repo, write};
+use crate::common::{ok, repo, write};
 
 pub(crate) const BUCKET: &str = "dj-test-bucket";
 
@@ -174,16 +174,6 @@ fn recipe(dir: &Path, data: &str, export: &str, work: &str) -> std::path::PathBu
             .replace("WORK", work),
     );
     path
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// Checkpoint files of job `job` anywhere under `dir` (a machine's cache).

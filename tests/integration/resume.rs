@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{repo, write};
+use crate::common::{ok, repo, write};
 
 const RECIPE: &str = "project_name: resume_test
 dataset_path: DATA
@@ -89,16 +89,6 @@ impl Job {
             })
             .collect()
     }
-}
-
-fn ok(o: &std::process::Output) -> String {
-    assert!(
-        o.status.success(),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn fails_with(o: &std::process::Output, want: &str) {
