@@ -144,6 +144,21 @@ pub fn index(
         return Ok((file, schema));
     }
 
+    if compression == Compression::None
+        && size_bytes >= PARALLEL_INDEX_BYTES
+        && let Some((rows, seek_points, schema)) = index_in_parts(path, size_bytes)?
+    {
+        let file = InputFile {
+            path: path.to_path_buf(),
+            format: FileFormat::Jsonl,
+            compression,
+            rows,
+            size_bytes,
+            seek_points,
+            remote: None,
+        };
+        return Ok((file, schema));
+    }
     let mut lines = Lines::new(
         BufReader::with_capacity(1 << 20, open(path, compression)?),
         0,
@@ -201,6 +216,142 @@ pub fn index(
         remote: None,
     };
     Ok((file, schema))
+}
+
+/// Uncompressed JSON lines files at least this large are indexed in parallel parts.
+pub const PARALLEL_INDEX_BYTES: u64 = 32 << 20;
+
+/// One part of a file indexed on its own: rows, seek points with part-local rows and lines,
+/// lines read (blank ones included), and the part's inferred schema.
+struct Part {
+    rows: u64,
+    seek_points: Vec<SeekPoint>,
+    lines: u64,
+    schema: Schema,
+}
+
+/// Indexes an uncompressed JSON lines file in as many parts as there are cores, cut at line
+/// starts, then joins them: row and line numbers are shifted by the parts before, and the
+/// schemas merged in order (first appearance, as one pass infers it). `None` when a part
+/// fails or the parts' types conflict: the caller's single pass then gives the exact error
+/// (with its global line number) or the coerced type.
+fn index_in_parts(
+    path: &Path,
+    size: u64,
+) -> Result<Option<(u64, Vec<SeekPoint>, Schema)>, SourceError> {
+    let parts = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8) as u64;
+    if parts < 2 {
+        return Ok(None);
+    }
+    let mut cuts = vec![0u64];
+    for i in 1..parts {
+        let target = size * i / parts;
+        let mut f = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
+        f.seek(SeekFrom::Start(target))
+            .map_err(|e| SourceError::io(path, e))?;
+        let mut skipped = Vec::new();
+        let n = BufReader::new(f)
+            .read_until(b'\n', &mut skipped)
+            .map_err(|e| SourceError::io(path, e))?;
+        let cut = target + n as u64;
+        if cut > *cuts.last().unwrap() && cut < size {
+            cuts.push(cut);
+        }
+    }
+    cuts.push(size);
+    let results: Vec<Result<Option<Part>, SourceError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = cuts
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| scope.spawn(move || index_part(path, w[0], w[1], i == 0)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("index thread panicked"))
+            .collect()
+    });
+    let (mut rows, mut lines) = (0u64, 0u64);
+    let mut seek_points = Vec::new();
+    let mut schemas = Vec::new();
+    for part in results {
+        let Some(part) = part? else {
+            return Ok(None);
+        };
+        seek_points.extend(part.seek_points.iter().map(|p| SeekPoint {
+            row: rows + p.row,
+            offset: p.offset,
+            line: lines + p.line,
+        }));
+        rows += part.rows;
+        lines += part.lines;
+        schemas.push(part.schema);
+    }
+    let Ok(schema) = Schema::try_merge(schemas) else {
+        return Ok(None);
+    };
+    if seek_points.is_empty() {
+        seek_points.push(SeekPoint {
+            row: 0,
+            offset: 0,
+            line: 0,
+        });
+    }
+    Ok(Some((rows, seek_points, schema)))
+}
+
+/// Indexes bytes `[start, end)` (whole lines) of `path`; `None` if a row is malformed or the
+/// schema cannot be inferred.
+fn index_part(path: &Path, start: u64, end: u64, first: bool) -> Result<Option<Part>, SourceError> {
+    let mut f = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
+    f.seek(SeekFrom::Start(start))
+        .map_err(|e| SourceError::io(path, e))?;
+    // A part after the first starts at line 1 so only the file's first line may carry a BOM.
+    let base_line = u64::from(!first);
+    let mut lines = Lines::new(
+        BufReader::with_capacity(1 << 20, f.take(end - start)),
+        start,
+        base_line,
+    );
+    let mut seek_points = Vec::new();
+    let mut rows = 0u64;
+    let mut failed = false;
+    let iter = std::iter::from_fn(|| match lines.next_row(path) {
+        Ok(Some((offset, line))) => {
+            if rows.is_multiple_of(SEEK_EVERY) {
+                seek_points.push(SeekPoint {
+                    row: rows,
+                    offset,
+                    line: line - 1 - base_line,
+                });
+            }
+            rows += 1;
+            match parse_object(&lines.buf, path, line) {
+                Ok(v) => Some(Ok(v)),
+                Err(_) => {
+                    failed = true;
+                    Some(Err(ArrowError::ParseError("malformed row".into())))
+                }
+            }
+        }
+        Ok(None) => None,
+        Err(_) => {
+            failed = true;
+            Some(Err(ArrowError::ParseError("read failure".into())))
+        }
+    });
+    let inferred = infer_json_schema_from_iterator(iter);
+    let lines_read = lines.line - base_line;
+    match inferred {
+        Ok(schema) if !failed => Ok(Some(Part {
+            rows,
+            seek_points,
+            lines: lines_read,
+            schema,
+        })),
+        _ => Ok(None),
+    }
 }
 
 fn load_array(path: &Path, compression: Compression) -> Result<Vec<Value>, SourceError> {
@@ -327,4 +478,108 @@ pub fn read_range(
         emit(b);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion::arrow::util::pretty::pretty_format_batches;
+
+    use super::*;
+
+    /// Rows whose fields appear, nest and change from null to typed at different places, with
+    /// blank lines and a BOM: the parallel index must equal the single pass.
+    fn varied_file(rows: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("varied.jsonl");
+        let mut text = String::from("\u{feff}");
+        for i in 0..rows {
+            let v = match i % 5 {
+                0 => serde_json::json!({"text": format!("row {i} é"), "meta": {"a": i}}),
+                1 => serde_json::json!({"meta": {"b": null}, "text": "x", "n": null}),
+                2 => serde_json::json!({"text": "y", "tags": ["a", "b"], "meta": {"b": "z"}}),
+                3 if i > rows / 2 => serde_json::json!({"text": "late", "n": 1.5, "late": true}),
+                _ => serde_json::json!({"text": "\u{feff}starts with a BOM char"}),
+            };
+            text.push_str(&v.to_string());
+            text.push('\n');
+            if i % 97 == 0 {
+                text.push_str("   \n");
+            }
+        }
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    fn read_all(file: &InputFile, schema: &SchemaRef, start: u64, end: u64) -> String {
+        let mut batches = Vec::new();
+        read_range(file, schema, start, end, &mut |b| {
+            batches.push(b);
+            true
+        })
+        .unwrap();
+        pretty_format_batches(&batches).unwrap().to_string()
+    }
+
+    #[test]
+    fn parallel_index_equals_the_single_pass() {
+        let (_dir, path) = varied_file(3 * SEEK_EVERY as usize + 123);
+        let (single, single_schema) = index(&path, FileFormat::Jsonl, Compression::None).unwrap();
+        assert!(
+            single.size_bytes < PARALLEL_INDEX_BYTES,
+            "the single pass ran"
+        );
+        let size = single.size_bytes;
+        let (rows, seek_points, schema) = index_in_parts(&path, size).unwrap().unwrap();
+        assert_eq!(schema, single_schema);
+        assert_eq!(rows, single.rows);
+        let parallel = InputFile {
+            rows,
+            seek_points,
+            ..single.clone()
+        };
+        let schema = Arc::new(schema);
+        for (a, b) in [
+            (0, rows),
+            (1, 2),
+            (4000, 8200),
+            (rows - 3, rows),
+            (8191, 12000),
+        ] {
+            assert_eq!(
+                read_all(&parallel, &schema, a, b),
+                read_all(&single, &schema, a, b),
+                "rows {a}..{b}"
+            );
+        }
+    }
+
+    #[test]
+    fn conflicting_parts_fall_back_to_the_single_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("conflict.jsonl");
+        let mut text = String::new();
+        for i in 0..20_000 {
+            // An integer field early, a float late (the parts are cut by bytes, so the first
+            // part holds only integers): one pass coerces to Float64, part 1 alone says Int64.
+            let (t, v) = if i < 10_000 {
+                ("long text", "1")
+            } else {
+                ("t", "1.5")
+            };
+            text.push_str(&format!("{{\"text\": \"{t}\", \"v\": {v}}}\n"));
+        }
+        std::fs::write(&path, text).unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+            let got = index_in_parts(&path, size).unwrap();
+            assert!(got.is_none(), "{:?}", got.map(|g| g.2));
+        }
+        let mut bad = std::fs::read_to_string(&path).unwrap();
+        bad.push_str("{\"text\": oops}\n");
+        std::fs::write(&path, bad).unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(index_in_parts(&path, size).unwrap().is_none());
+    }
 }
