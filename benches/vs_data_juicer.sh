@@ -18,6 +18,9 @@ ref=${DJ_REFERENCE:-$ROOT/../shared/tools/dj-reference}
 venv=${DJ_REFERENCE_HOME:-$HOME/.cache/dj-reference}/venv-${DJ_REFERENCE_VERSION:-1.6.1}
 "$venv/bin/python" -c 'import aiohttp, scipy' 2>/dev/null || "$venv/bin/pip" install -q aiohttp==3.12.13 scipy >&2
 mkdir -p "$WORK/out"
+# Data-Juicer caches every intermediate dataset (gigabytes at 1M rows): keep it here, remove it
+# after each recipe.
+export HF_DATASETS_CACHE=$WORK/hf-datasets-cache
 declare -A PROCESS
 PROCESS[mappers]='  - whitespace_normalization_mapper:
   - punctuation_normalization_mapper:
@@ -48,6 +51,7 @@ for name in $recipes; do
   done
   a=$(measure "dj-fusion $name ${rows} docs" "$BIN/dj-run" --config "$WORK/vs_${name}_dj.yaml")
   b=$(measure "data-juicer $name ${rows} docs" "$ref" "$WORK/vs_${name}_py.yaml")
+  rm -rf "$HF_DATASETS_CACHE"
   echo "$a"; echo "$b"
   ta=$(echo "$a" | awk '{print $(NF-3)}'); tb=$(echo "$b" | awk '{print $(NF-3)}')
   out_rows=$(wc -l < "$WORK/out/vs_${name}_${rows}_dj.jsonl")
