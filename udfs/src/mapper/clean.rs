@@ -91,6 +91,9 @@ pub struct PyRegex {
     /// Number of capture groups (Python `pattern.groups`).
     groups: usize,
     names: HashMap<String, usize>,
+    /// A necessary condition for any match, tested on the bytes first (built-in patterns only):
+    /// most texts then skip the regex engine.
+    may_match: Option<fn(&[u8]) -> bool>,
 }
 
 impl std::fmt::Debug for PyRegex {
@@ -161,6 +164,7 @@ impl PyRegex {
                         names,
                         engine: Engine::Std(re),
                         word_boundary_start,
+                        may_match: None,
                     });
                 }
                 Err(e) => Some(e.to_string()),
@@ -179,6 +183,7 @@ impl PyRegex {
                     names,
                     engine: Engine::Fancy(re),
                     word_boundary_start,
+                    may_match: None,
                 })
             }
             Err(e) => Err(std_err.unwrap_or_else(|| e.to_string())),
@@ -249,6 +254,9 @@ impl PyRegex {
     /// matched; also when the backtracking engine gives up (its limit), as no replacement is then
     /// well defined.
     pub fn sub<'a>(&self, text: &'a str, repl: &Template) -> Cow<'a, str> {
+        if self.may_match.is_some_and(|may| !may(text.as_bytes())) {
+            return Cow::Borrowed(text);
+        }
         match self.try_sub(text, repl) {
             Ok(Some(s)) => Cow::Owned(s),
             Ok(None) | Err(MatchError) => Cow::Borrowed(text),
@@ -670,9 +678,23 @@ impl TextMapper for RegexCleaner {
 }
 
 static EMAIL_RE: LazyLock<Arc<PyRegex>> = LazyLock::new(|| {
-    Arc::new(PyRegex::new(DEFAULT_EMAIL_PATTERN).expect("default email pattern compiles"))
+    let mut re = PyRegex::new(DEFAULT_EMAIL_PATTERN).expect("default email pattern compiles");
+    // Every match contains `@`.
+    re.may_match = Some(|b| memchr::memchr(b'@', b).is_some());
+    Arc::new(re)
 });
-static LINKS_RE: LazyLock<Arc<PyRegex>> = LazyLock::new(|| Arc::new(PyRegex::default_links()));
+static LINKS_RE: LazyLock<Arc<PyRegex>> = LazyLock::new(|| {
+    let mut re = PyRegex::default_links();
+    re.may_match = Some(may_be_link);
+    Arc::new(re)
+});
+
+/// Every match of the default links pattern has a `:` (a scheme), a `/` (a `host.tld/` path) or
+/// `www` in any case (`w` has no other case folding).
+fn may_be_link(b: &[u8]) -> bool {
+    memchr::memchr2(b':', b'/', b).is_some()
+        || b.windows(3).any(|w| w.eq_ignore_ascii_case(b"www"))
+}
 
 fn clean_params() -> Vec<ParamSpec> {
     vec![
@@ -758,6 +780,35 @@ mod tests {
     use crate::mapper::test_support::{build, invoke, map_texts, udf};
     use arrow::array::{Array, ArrayRef, AsArray, StringViewArray};
     use serde_json::json;
+
+    /// The byte prefilters of the built-in email and links patterns never skip a text the
+    /// pattern would change.
+    #[test]
+    fn prefilters_only_skip_texts_without_matches() {
+        let plain_links = PyRegex::default_links();
+        let plain_email = PyRegex::new(DEFAULT_EMAIL_PATTERN).unwrap();
+        let repl = Template::parse("<X>", 0, &HashMap::new()).unwrap();
+        let pieces = [
+            "a", "W", "w", "ww", ".", ":", "/", "@", "x.org", " ", "http", "www", "WwW", "k",
+            "\u{212A}", "é", "1", "com/", "mail", "(", ")",
+        ];
+        let mut state = 7u64;
+        let (mut changed, mut checked) = (0, 0);
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..8 {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
+            }
+            for (fast, plain) in [(&*LINKS_RE, &plain_links), (&*EMAIL_RE, &plain_email)] {
+                let want = plain.sub(&text, &repl);
+                changed += usize::from(matches!(want, Cow::Owned(_)));
+                assert_eq!(fast.sub(&text, &repl), want, "{text:?}");
+                checked += 1;
+            }
+        }
+        assert!(changed > 1000 && changed < checked - 1000, "{changed} of {checked}");
+    }
 
     fn cleaner(op: &str, params: Value) -> RegexCleaner {
         let spec = crate::registry::lookup(op).unwrap();
