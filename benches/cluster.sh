@@ -2,7 +2,7 @@
 # Cluster overhead: the same checkpointed recipe (5 mappers and filters, every_n_ops n=2, 8
 # partitions) and data run locally and on 1 Ballista scheduler + 2 executors (one slot each) on
 # this machine. No speed-up is expected on 2 cores; this reports the cost. Peak RSS is the
-# client's (the executors' is printed from their own measurement).
+# client's; the scheduler's and executors' peaks are read from /proc before they are stopped.
 # Usage: benches/cluster.sh [ROWS]   (default 1000000)
 source "$(dirname "$0")/common.sh"
 build
@@ -38,19 +38,20 @@ port=50150
 pids=()
 cleanup() { kill "${pids[@]}" 2> /dev/null || true; }
 trap cleanup EXIT
-/usr/bin/time -f "%M" -o "$WORK/scheduler.rss" "$BIN/dj-cluster" scheduler --bind 127.0.0.1:$port > "$WORK/scheduler.log" 2>&1 &
+"$BIN/dj-cluster" scheduler --bind 127.0.0.1:$port > "$WORK/scheduler.log" 2>&1 &
 pids+=($!)
 for i in 1 2; do
-  /usr/bin/time -f "%M" -o "$WORK/executor$i.rss" "$BIN/dj-cluster" executor --scheduler 127.0.0.1:$port \
+  mkdir -p "$WORK/executor$i"
+  "$BIN/dj-cluster" executor --scheduler 127.0.0.1:$port \
     --port $((port + 10 * i)) --grpc-port $((port + 10 * i + 1)) --slots 1 --work-dir "$WORK/executor$i" \
     > "$WORK/executor$i.log" 2>&1 &
   pids+=($!)
-  mkdir -p "$WORK/executor$i"
 done
 sleep 3
 rm -rf "$WORK/jobs"
 measure "ballista 1+2, $rows docs" "$BIN/dj-run" --config "$WORK/cluster.yaml" --engine ballista --scheduler 127.0.0.1:$port
 cmp "$WORK/out/cluster.jsonl" "$WORK/out/cluster_local.jsonl" && echo "cluster export identical to the local one"
-kill -INT "${pids[@]}" 2> /dev/null || true
-wait 2> /dev/null || true
-for i in 1 2; do echo "executor $i peak RSS: $(( $(cat "$WORK/executor$i.rss" 2>/dev/null | tail -1 || echo 0) / 1024 )) MB"; done
+names=(scheduler "executor 1" "executor 2")
+for i in 0 1 2; do
+  echo "${names[$i]} peak RSS: $(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/${pids[$i]}/status") MB"
+done

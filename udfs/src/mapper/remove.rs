@@ -124,8 +124,35 @@ struct RemoveLongWords {
 
 impl TextMapper for RemoveLongWords {
     fn map<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        // A non-empty word has between 1 and `text.len()` characters: with bounds that wide (the
+        // defaults) every word is kept, and only empty words (runs of separators) can change
+        // the text.
+        if self.min_len <= 1
+            && u64::try_from(self.max_len).is_ok_and(|max| max >= text.len() as u64)
+            && !has_empty_word(text.as_bytes())
+        {
+            return Cow::Borrowed(text);
+        }
         filter_words(text, |w| keep_by_length(w, self.min_len, self.max_len))
     }
+}
+
+/// Whether splitting on `\n`, `\t` and spaces gives an empty word: a separator first, last or
+/// next to another (or an empty text). Branch-free over blocks, so it vectorizes.
+fn has_empty_word(b: &[u8]) -> bool {
+    let sep = |x: u8| (x == b' ') | (x == b'\t') | (x == b'\n');
+    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
+        return true;
+    };
+    if sep(first) || sep(last) {
+        return true;
+    }
+    let (left, right) = (&b[..b.len() - 1], &b[1..]);
+    left.chunks(64).zip(right.chunks(64)).any(|(l, r)| {
+        l.iter()
+            .zip(r)
+            .fold(false, |acc, (&x, &y)| acc | (sep(x) & sep(y)))
+    })
 }
 
 pub fn remove_long_words_spec() -> OpSpec {
@@ -669,6 +696,20 @@ mod tests {
             .filter(|l| !l.is_empty())
             .collect();
         lines.join("\n")
+    }
+
+    #[test]
+    fn empty_words_are_found_exactly() {
+        let splits = |t: &str| t.split(['\n', '\t', ' ']).any(str::is_empty);
+        let mut state = 11u64;
+        for _ in 0..5000 {
+            let mut t = String::new();
+            for _ in 0..(state % 150) {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                t.push(['a', ' ', '\t', '\n', 'é', 'b', 'c', 'd'][(state >> 40) as usize % 8]);
+            }
+            assert_eq!(has_empty_word(t.as_bytes()), splits(&t), "{t:?}");
+        }
     }
 
     #[test]
