@@ -93,7 +93,7 @@ pub struct PyRegex {
     names: HashMap<String, usize>,
     /// A necessary condition for any match, tested on the bytes first (built-in patterns only):
     /// most texts then skip the regex engine.
-    may_match: Option<fn(&[u8]) -> bool>,
+    pub(crate) may_match: Option<fn(&[u8]) -> bool>,
 }
 
 impl std::fmt::Debug for PyRegex {
@@ -692,8 +692,7 @@ static LINKS_RE: LazyLock<Arc<PyRegex>> = LazyLock::new(|| {
 /// Every match of the default links pattern has a `:` (a scheme), a `/` (a `host.tld/` path) or
 /// `www` in any case (`w` has no other case folding).
 fn may_be_link(b: &[u8]) -> bool {
-    memchr::memchr2(b':', b'/', b).is_some()
-        || b.windows(3).any(|w| w.eq_ignore_ascii_case(b"www"))
+    memchr::memchr2(b':', b'/', b).is_some() || b.windows(3).any(|w| w.eq_ignore_ascii_case(b"www"))
 }
 
 fn clean_params() -> Vec<ParamSpec> {
@@ -797,7 +796,9 @@ mod tests {
         for _ in 0..20_000 {
             let mut text = String::new();
             for _ in 0..8 {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
             }
             for (fast, plain) in [(&*LINKS_RE, &plain_links), (&*EMAIL_RE, &plain_email)] {
@@ -807,7 +808,10 @@ mod tests {
                 checked += 1;
             }
         }
-        assert!(changed > 1000 && changed < checked - 1000, "{changed} of {checked}");
+        assert!(
+            changed > 1000 && changed < checked - 1000,
+            "{changed} of {checked}"
+        );
     }
 
     fn cleaner(op: &str, params: Value) -> RegexCleaner {

@@ -31,10 +31,18 @@ pub const DEFAULT_IP_PATTERN: &str = concat!(
 
 static IP_RE: LazyLock<Arc<PyRegex>> = LazyLock::new(|| {
     let rust = DEFAULT_IP_PATTERN.replace(r"\d", &regex_digit().regex_class_body());
-    Arc::new(
-        PyRegex::from_rust_pattern(DEFAULT_IP_PATTERN, &rust).expect("default IP pattern compiles"),
-    )
+    let mut re =
+        PyRegex::from_rust_pattern(DEFAULT_IP_PATTERN, &rust).expect("default IP pattern compiles");
+    re.may_match = Some(may_be_ip);
+    Arc::new(re)
 });
+
+/// Every match of the default IP pattern has an ASCII digit followed by `.` (IPv4) or seven
+/// colons (IPv6).
+fn may_be_ip(b: &[u8]) -> bool {
+    memchr::memchr_iter(b'.', b).any(|i| i > 0 && b[i - 1].is_ascii_digit())
+        || memchr::memchr_iter(b':', b).nth(6).is_some()
+}
 
 pub fn clean_ip_spec() -> OpSpec {
     OpSpec {
@@ -210,6 +218,46 @@ mod tests {
     use super::*;
     use crate::mapper::test_support::{build, map_texts};
     use serde_json::json;
+
+    /// The IP prefilter never skips a text the built-in pattern would change.
+    #[test]
+    fn ip_prefilter_only_skips_texts_without_matches() {
+        let rust = DEFAULT_IP_PATTERN.replace(r"\d", &regex_digit().regex_class_body());
+        let plain = PyRegex::from_rust_pattern(DEFAULT_IP_PATTERN, &rust).unwrap();
+        let repl = plain.template("<IP>").unwrap();
+        let pieces = [
+            "1",
+            "25",
+            "255",
+            ".",
+            ":",
+            "a",
+            "f",
+            "0",
+            " ",
+            "٣",
+            "9.",
+            "::",
+            "abcd:",
+            "1.2.3.",
+            "0:0:0:0:0:",
+        ];
+        let mut state = 3u64;
+        let mut changed = 0;
+        for _ in 0..30_000 {
+            let mut text = String::new();
+            for _ in 0..12 {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
+            }
+            let want = plain.sub(&text, &repl);
+            changed += usize::from(matches!(want, std::borrow::Cow::Owned(_)));
+            assert_eq!(IP_RE.sub(&text, &repl), want, "{text:?}");
+        }
+        assert!(changed > 1000, "{changed}");
+    }
 
     fn run(op: &str, params: Value, texts: &[&str]) -> Vec<String> {
         let op = build(op, params).unwrap();

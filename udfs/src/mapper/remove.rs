@@ -45,11 +45,10 @@ pub fn filter_words<'a>(text: &'a str, keep: impl Fn(&str) -> bool) -> Cow<'a, s
     let (mut any_line, mut any_piece, mut any_word) = (false, false, false);
     let mut word_start = 0;
     let bytes = text.as_bytes();
-    for i in 0..=bytes.len() {
+    let separators = memchr::memchr3_iter(b' ', b'\t', b'\n', bytes).chain([bytes.len()]);
+    for i in separators {
+        // The end of the text ends the last line.
         let sep = bytes.get(i).copied().unwrap_or(b'\n');
-        if !matches!(sep, b' ' | b'\t' | b'\n') {
-            continue;
-        }
         let word = &text[word_start..i];
         word_start = i + 1;
         if !word.is_empty() && keep(word) {
