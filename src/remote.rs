@@ -71,6 +71,9 @@ pub struct JobMirror {
     remote: Remote,
     /// What this machine last published or fetched, per file (`.mirror.json` in the mirror).
     manifest: Mutex<BTreeMap<String, Copy>>,
+    /// Checkpoint sinks upload their own files (plans run on a cluster): [`JobMirror::sync`]
+    /// leaves checkpoints alone.
+    sinks_publish: std::sync::atomic::AtomicBool,
 }
 
 /// One file as this machine last published or fetched it: the object's ETag, and the local
@@ -120,6 +123,7 @@ impl JobMirror {
             local,
             remote,
             manifest: Mutex::new(manifest),
+            sinks_publish: std::sync::atomic::AtomicBool::new(false),
         }))
     }
 
@@ -200,6 +204,12 @@ impl JobMirror {
         self.record(&rel, e_tag, path)
     }
 
+    /// From now on checkpoint files are published by the sinks that write them.
+    pub fn checkpoints_published_by_sinks(&self) {
+        self.sinks_publish
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Removes a published file (retention of the local copy's deletions).
     pub fn remove(&self, rel: &str) -> Result<()> {
         Ok(self.remote.join(rel).delete()?)
@@ -229,6 +239,12 @@ impl JobMirror {
                 dj_plans::nodes::checkpoint::parse_checkpoint_file_name(n).is_some()
             })
         };
+        if self
+            .sinks_publish
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            files.retain(|p| !is_checkpoint(p));
+        }
         files.sort_by_key(|p| (is_checkpoint(p), p.clone()));
         for path in files {
             let rel = self.relative(&path)?;

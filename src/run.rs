@@ -438,19 +438,22 @@ async fn plan_partitions(
             let job = job?;
             should_checkpoint(recipe, op).then(|| {
                 let s = &recipe.intermediate_storage;
+                let name = checkpoint_file_name(op.index, p, s.format, s.compression);
+                // On a cluster, the executor that writes a checkpoint also publishes it.
+                let publish = job
+                    .mirror
+                    .as_ref()
+                    .filter(|_| remote_counts.is_some())
+                    .map(|m| format!("{}/checkpoints/{name}", m.url()));
                 CheckpointTarget {
                     op_index: op.index,
                     op_name: op.name.clone(),
                     partition: p,
-                    path: job.paths.checkpoints.join(checkpoint_file_name(
-                        op.index,
-                        p,
-                        s.format,
-                        s.compression,
-                    )),
+                    path: job.paths.checkpoints.join(name),
                     format: s.format,
                     compression: s.compression,
                     listener: job.checkpoint_listener(),
+                    publish,
                 }
             })
         };
@@ -605,6 +608,12 @@ pub(crate) async fn execute(
             let limit = concurrency_limit(recipe, n);
             decide_dedups_on_cluster(recipe, index, ranges, starts, &barriers, &session, limit)
                 .await?;
+            if let Some(m) = job.and_then(|j| j.mirror.as_ref()) {
+                // Executors publish their checkpoints; the hashes and dedup keys they depend on
+                // are published first, from here.
+                m.checkpoints_published_by_sinks();
+                m.sync()?;
+            }
             (session, Some(counts))
         }
     };
@@ -799,7 +808,12 @@ fn report_remote_partition(
         Ok(TreeNodeRecursion::Continue)
     })?;
     targets.sort_by_key(|t| t.op_index);
-    for t in targets.into_iter().filter(|t| t.path.is_file()) {
+    // A successful partition wrote every checkpoint of its plan (on an executor's disk, or
+    // published to the job directory's bucket).
+    for t in targets
+        .into_iter()
+        .filter(|t| t.path.is_file() || t.publish.is_some())
+    {
         listener.saved(&SavedCheckpoint {
             op_index: t.op_index,
             op_name: t.op_name.clone(),

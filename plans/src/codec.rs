@@ -62,6 +62,8 @@ enum WireNode {
         path: PathBuf,
         format: StorageFormat,
         compression: Compression,
+        #[serde(default)]
+        publish: Option<String>,
     },
     RowRange {
         index: WireIndex,
@@ -295,6 +297,7 @@ fn checkpoint_node(t: &CheckpointTarget) -> Result<WireNode> {
         path: absolute(&t.path)?,
         format: t.format,
         compression: t.compression,
+        publish: t.publish.clone(),
     })
 }
 
@@ -315,6 +318,7 @@ fn decoded_target(node: WireNode) -> Option<CheckpointTarget> {
             path,
             format,
             compression,
+            publish,
         } => Some(CheckpointTarget {
             op_index,
             op_name,
@@ -323,6 +327,7 @@ fn decoded_target(node: WireNode) -> Option<CheckpointTarget> {
             format,
             compression,
             listener: Arc::new(ReportedByRunner),
+            publish,
         }),
         _ => None,
     }
@@ -685,6 +690,7 @@ process:
                 format: StorageFormat::Arrow,
                 compression: Compression::None,
                 listener: Arc::new(ReportedByRunner),
+                publish: None,
             })
         };
         let table = RowRangeTable::new(f.index.clone(), vec![RowRange { start: 2, end: 5 }]);

@@ -66,6 +66,11 @@ fn wait_listening(port: u16, child: &mut Child, what: &str) {
 
 impl Cluster {
     fn start(executors: usize) -> Cluster {
+        Cluster::start_with_env(executors, &[])
+    }
+
+    /// Executors with `env` set (object-storage credentials).
+    fn start_with_env(executors: usize, env: &[(String, String)]) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let scheduler = format!("127.0.0.1:{port}");
@@ -91,6 +96,7 @@ impl Cluster {
                 .args(["--port", &flight.to_string()])
                 .args(["--grpc-port", &grpc.to_string()])
                 .args(["--slots", "1", "--heartbeat", "1"])
+                .envs(env.iter().cloned())
                 .arg("--work-dir")
                 .arg(&work)
                 .stdout(Stdio::null())
@@ -422,7 +428,8 @@ fn selectors_and_a_missing_scheduler_are_refused_before_any_work() {
 fn cluster_reads_and_writes_object_storage() {
     let want = local_export();
     let s3 = crate::object_store::S3Server::start();
-    let cluster = Cluster::start(2);
+    // The executors publish the checkpoints they write: they get the credentials too.
+    let cluster = Cluster::start_with_env(2, &s3.env());
     let job = Job::new("");
     let data = std::fs::read(job.dir.path().join("data.jsonl")).unwrap();
     s3.put("cluster/data.jsonl", &data);

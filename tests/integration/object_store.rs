@@ -124,15 +124,26 @@ impl S3Server {
         c.arg("--config")
             .arg(recipe)
             .args(extra)
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .env("AWS_DEFAULT_REGION", "us-east-1")
-            .env(
-                "AWS_ENDPOINT_URL",
-                format!("http://127.0.0.1:{}", self.port),
-            )
+            .envs(self.env())
             .env("DJ_CACHE_DIR", cache);
         c
+    }
+
+    /// The AWS settings that reach this server (and nothing else: with credentials set, no
+    /// client looks for instance metadata).
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
+        [
+            ("AWS_ACCESS_KEY_ID", "test".to_string()),
+            ("AWS_SECRET_ACCESS_KEY", "test".to_string()),
+            ("AWS_DEFAULT_REGION", "us-east-1".to_string()),
+            (
+                "AWS_ENDPOINT_URL",
+                format!("http://127.0.0.1:{}", self.port),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
     }
 }
 

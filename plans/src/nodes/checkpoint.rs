@@ -88,6 +88,10 @@ pub struct CheckpointTarget {
     pub format: StorageFormat,
     pub compression: Compression,
     pub listener: Arc<dyn CheckpointListener>,
+    /// Object (`s3://...`) the sink uploads the checkpoint to once it is durable: a job
+    /// directory on object storage whose plans run on cluster executors, which may not share
+    /// the client's disk.
+    pub publish: Option<String>,
 }
 
 /// Logical checkpoint sink after op `target.op_index`.
@@ -338,6 +342,13 @@ impl Stream for CheckpointStream {
                         return Poll::Ready(Some(Err(e)));
                     }
                     let t = &self.target;
+                    if let Some(url) = &t.publish {
+                        let uploaded = crate::store::Remote::open(url)
+                            .and_then(|r| r.upload(&t.path).map(|_| ()));
+                        if let Err(e) = uploaded {
+                            return Poll::Ready(Some(Err(err(&t.path, e))));
+                        }
+                    }
                     t.listener.saved(&SavedCheckpoint {
                         op_index: t.op_index,
                         op_name: t.op_name.clone(),
