@@ -1,11 +1,12 @@
 //! Scale-out on Apache Ballista: the client session `dj-run --engine ballista` plans through, and
 //! the scheduler and executor processes `dj-cluster` starts. All three use dj-fusion's codecs
-//! (row-range source, op boundaries, checkpoint sinks, operator UDFs) layered over Ballista's own,
-//! and the scheduler plans with dj-fusion's planner, so the cluster runs the very plan a local run
-//! would.
+//! (row-range source, op boundaries, checkpoint sinks, decided deduplicators, operator UDFs)
+//! layered over Ballista's own, and the scheduler plans with dj-fusion's planner, so the cluster
+//! runs the very plan a local run would.
 //!
-//! The cluster shares the job's file system: executors read the input and write checkpoints at
-//! the same absolute paths the client sees (one machine, or a shared mount).
+//! Executors read the input and write checkpoints at the absolute paths the client sees (one
+//! machine or a shared mount), unless the dataset and job directory are on object storage: then
+//! they fetch the input into their cache and upload the checkpoints they write.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
