@@ -159,46 +159,13 @@ pub fn index(
         };
         return Ok((file, schema));
     }
-    let mut lines = Lines::new(
-        BufReader::with_capacity(1 << 20, open(path, compression)?),
-        0,
-        0,
-    );
-    let mut seek_points = Vec::new();
-    let mut rows = 0u64;
-    let mut failure: Option<SourceError> = None;
-    let iter = std::iter::from_fn(|| match lines.next_row(path) {
-        Ok(Some((offset, line))) => {
-            if rows.is_multiple_of(SEEK_EVERY) {
-                seek_points.push(SeekPoint {
-                    row: rows,
-                    offset,
-                    line: line - 1,
-                });
-            }
-            rows += 1;
-            match parse_object(&lines.buf, path, line) {
-                Ok(v) => Some(Ok(v)),
-                Err(e) => {
-                    failure = Some(e);
-                    Some(Err(ArrowError::ParseError("malformed row".into())))
-                }
-            }
-        }
-        Ok(None) => None,
-        Err(e) => {
-            failure = Some(e);
-            Some(Err(ArrowError::ParseError("read failure".into())))
-        }
-    });
-    let inferred = infer_json_schema_from_iterator(iter);
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    let schema = inferred.map_err(|e| SourceError::Invalid {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+    let reader = BufReader::with_capacity(1 << 20, open(path, compression)?);
+    let Part {
+        rows,
+        mut seek_points,
+        schema,
+        ..
+    } = index_lines(path, reader, 0, 0)?;
     if seek_points.is_empty() {
         seek_points.push(SeekPoint {
             row: 0,
@@ -302,21 +269,29 @@ fn index_in_parts(
 }
 
 /// Indexes bytes `[start, end)` (whole lines) of `path`; `None` if a row is malformed or the
-/// schema cannot be inferred.
+/// schema cannot be inferred (the single pass then reports it with its global line).
 fn index_part(path: &Path, start: u64, end: u64, first: bool) -> Result<Option<Part>, SourceError> {
     let mut f = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
     f.seek(SeekFrom::Start(start))
         .map_err(|e| SourceError::io(path, e))?;
     // A part after the first starts at line 1 so only the file's first line may carry a BOM.
-    let base_line = u64::from(!first);
-    let mut lines = Lines::new(
-        BufReader::with_capacity(1 << 20, f.take(end - start)),
-        start,
-        base_line,
-    );
+    let reader = BufReader::with_capacity(1 << 20, f.take(end - start));
+    Ok(index_lines(path, reader, start, u64::from(!first)).ok())
+}
+
+/// Counts, validates and indexes the JSON lines of `reader`, which starts at byte `offset` of
+/// `path`, its line counter at `base_line`: rows, seek points every [`SEEK_EVERY`] rows (lines
+/// counted from the reader's start), lines read, and the schema inferred from every row.
+fn index_lines(
+    path: &Path,
+    reader: impl BufRead,
+    offset: u64,
+    base_line: u64,
+) -> Result<Part, SourceError> {
+    let mut lines = Lines::new(reader, offset, base_line);
     let mut seek_points = Vec::new();
     let mut rows = 0u64;
-    let mut failed = false;
+    let mut failure: Option<SourceError> = None;
     let iter = std::iter::from_fn(|| match lines.next_row(path) {
         Ok(Some((offset, line))) => {
             if rows.is_multiple_of(SEEK_EVERY) {
@@ -329,29 +304,32 @@ fn index_part(path: &Path, start: u64, end: u64, first: bool) -> Result<Option<P
             rows += 1;
             match parse_object(&lines.buf, path, line) {
                 Ok(v) => Some(Ok(v)),
-                Err(_) => {
-                    failed = true;
+                Err(e) => {
+                    failure = Some(e);
                     Some(Err(ArrowError::ParseError("malformed row".into())))
                 }
             }
         }
         Ok(None) => None,
-        Err(_) => {
-            failed = true;
+        Err(e) => {
+            failure = Some(e);
             Some(Err(ArrowError::ParseError("read failure".into())))
         }
     });
     let inferred = infer_json_schema_from_iterator(iter);
-    let lines_read = lines.line - base_line;
-    match inferred {
-        Ok(schema) if !failed => Ok(Some(Part {
-            rows,
-            seek_points,
-            lines: lines_read,
-            schema,
-        })),
-        _ => Ok(None),
+    if let Some(e) = failure {
+        return Err(e);
     }
+    let schema = inferred.map_err(|e| SourceError::Invalid {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    Ok(Part {
+        rows,
+        seek_points,
+        lines: lines.line - base_line,
+        schema,
+    })
 }
 
 fn load_array(path: &Path, compression: Compression) -> Result<Vec<Value>, SourceError> {
