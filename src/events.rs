@@ -223,7 +223,12 @@ impl CheckpointListener for EventLog {
         )
         .partition(c.partition)
         .op(c.op_index, &c.op_name)
-        .meta(json!({"checkpoint_path": c.path.display().to_string(), "rows": c.rows}));
+        .meta(json!({
+            "checkpoint_path": c.path.display().to_string(),
+            "rows": c.rows,
+            "bytes": c.seal.as_ref().map(|s| s.size),
+            "blake3": c.seal.as_ref().map(|s| &s.blake3),
+        }));
         e.checkpoint_path = Some(c.path.display().to_string());
         e.duration = Some(c.seconds);
         e.output_rows = Some(c.rows);

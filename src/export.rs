@@ -30,7 +30,7 @@ const HASH_COLUMNS: &[&str] = &[
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    #[error("cannot write export {path}: {source}")]
+    #[error("cannot write export {}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,

@@ -149,8 +149,12 @@ impl JobLock {
                 .open(&path)
             {
                 Ok(mut f) => {
-                    write!(f, "{}", std::process::id())?;
-                    f.sync_all()?;
+                    let written = write!(f, "{}", std::process::id()).and_then(|_| f.sync_all());
+                    if let Err(e) = written {
+                        let _ = std::fs::remove_file(&path);
+                        return Err(e)
+                            .with_context(|| format!("cannot write lock {}", path.display()));
+                    }
                     return Ok(JobLock { path });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match lock_pid(job_root)

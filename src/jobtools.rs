@@ -365,7 +365,20 @@ pub struct PartitionProgress {
     /// The checkpoint the partition resumed from (`checkpoint_load`), if it did.
     pub resumed_from_op: Option<OpRef>,
     pub checkpoints: Vec<CheckpointInfo>,
+    /// Saved files that failed verification on a resume and were moved aside
+    /// (`checkpoint_invalid`).
+    pub moved_aside: Vec<MovedAside>,
     pub error_message: Option<String>,
+}
+
+/// A saved file moved aside after failing verification.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MovedAside {
+    pub operation_idx: Option<usize>,
+    pub path: String,
+    pub moved_to: Option<String>,
+    pub reason: Option<String>,
+    pub at: Option<f64>,
 }
 
 impl PartitionProgress {
@@ -385,6 +398,7 @@ impl PartitionProgress {
             failed_op: None,
             resumed_from_op: None,
             checkpoints: vec![],
+            moved_aside: vec![],
             error_message: None,
         }
     }
@@ -658,6 +672,13 @@ fn progress_at(job_dir: &Path, now: f64) -> Result<JobProgress> {
                 }
             }
             "checkpoint_load" => p.resumed_from_op = op_of(e),
+            "checkpoint_invalid" => p.moved_aside.push(MovedAside {
+                operation_idx: u64_of(&e["operation_idx"]).map(|v| v as usize),
+                path: str_of(&e["checkpoint_path"]).unwrap_or_default(),
+                moved_to: str_of(&e["metadata"]["moved_to"]),
+                reason: str_of(&e["error_message"]),
+                at: ts,
+            }),
             "partition_complete" => {
                 p.status = PartitionStatus::Completed;
                 p.end_time = ts;
@@ -1367,11 +1388,40 @@ pub fn render_progress(p: &JobProgress, detailed: bool, work_dir: &Path) -> Stri
             }
         }
     }
+    let moved: Vec<(usize, &MovedAside)> = p
+        .partitions
+        .iter()
+        .flat_map(|part| part.moved_aside.iter().map(|m| (part.partition_id, m)))
+        .collect();
+    if detailed && !moved.is_empty() {
+        s.push_str("\n⚠️  MOVED ASIDE (failed verification on resume)\n");
+        for (pid, m) in &moved {
+            s.push_str(&format!(
+                "  Partition {pid:>4}  after #{:<2} {}  {}\n       {} -> {}\n",
+                m.operation_idx.map_or("?".into(), |i| i.to_string()),
+                local_time(m.at),
+                m.reason.as_deref().unwrap_or("?"),
+                m.path,
+                m.moved_to.as_deref().unwrap_or("?"),
+            ));
+        }
+    }
     s.push_str("\n💾 CHECKPOINT SUMMARY\n");
     s.push_str(&format!(
         "  {} checkpoints recorded, {} on disk\n",
         o.checkpoints, o.checkpoints_on_disk
     ));
+    if !moved.is_empty() {
+        s.push_str(&format!(
+            "  {} saved file(s) failed verification and were moved aside{}\n",
+            moved.len(),
+            if detailed {
+                ""
+            } else {
+                " (--detailed lists them)"
+            }
+        ));
+    }
     let latest: BTreeMap<usize, usize> = p
         .partitions
         .iter()

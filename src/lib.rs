@@ -5,6 +5,7 @@
 //! explains plans ([`explain`]) and holds the binaries' flags ([`flags`]) and entry points ([`cli`]).
 
 pub mod autosize;
+pub mod checkpoints;
 pub mod cli;
 pub mod cluster;
 pub mod events;

@@ -6,18 +6,15 @@
 //! from the saved boundaries, validate every partition hash, then load checkpoints and run only
 //! the unfinished work. Any failure stops with a specific error before anything is written.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use dj_plans::Recipe;
-use dj_plans::nodes::checkpoint::parse_checkpoint_file_name;
-use dj_plans::recipe::RetentionPolicy;
 use dj_plans::source::InputIndex;
-use dj_udfs::Operator;
 use serde_json::json;
 
+use crate::checkpoints::{apply_retention, find_starts, log_quarantined, verify_starts};
 use crate::events::{Event, EventLog, event_files};
 use crate::job::{self, JobLock, JobPaths};
 use crate::partitioning::{HashRecorder, PartitioningInfo, hash_partitions};
@@ -132,9 +129,6 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
                 paths.root.display()
             );
         }
-        if let Some(done) = completed(&paths, &job_id) {
-            return Ok(done);
-        }
         // Step 2: the same recipe and overrides.
         verify_config(&paths, recipe)?;
     }
@@ -151,6 +145,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
     let index = Arc::new(build_index(recipe).await?);
     let session = dj_plans::planner::session(1);
     let checkpointing = recipe.checkpoint.enabled;
+    let mut quarantined = Vec::new();
 
     let (info, ranges, starts, resuming) = if strict {
         // Steps 3-5: saved partitioning, saved boundaries, every hash validated.
@@ -194,6 +189,12 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         )
         .await?;
         info.validate_hashes(&hashed.into_iter().zip(hashes).collect::<Vec<_>>())?;
+        // Validated as any resume: a completed job whose input changed is refused too.
+        if let Some(done) = completed(&paths, &job_id) {
+            return Ok(done);
+        }
+        let (starts, moved) = verify_starts(&paths, recipe, ranges.len(), mirror.as_deref())?;
+        quarantined = moved;
         (info, ranges, starts, true)
     } else {
         let Partitioning { ranges, sizing } = plan_partitioning(recipe, &index).await?;
@@ -237,7 +238,9 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
             None => false,
         };
         let starts = if reuse {
-            find_starts(&paths, recipe, ranges.len())?
+            let (starts, moved) = verify_starts(&paths, recipe, ranges.len(), mirror.as_deref())?;
+            quarantined = moved;
+            starts
         } else {
             vec![Start::Input; ranges.len()]
         };
@@ -245,6 +248,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
     };
 
     let events = Arc::new(EventLog::create(&paths.root, &job_id)?);
+    log_quarantined(&events, &quarantined);
     if !strict {
         job::backup_config(&paths, recipe)?;
         job::write_json(&paths.partitioning_info(), &serde_json::to_value(&info)?)?;
@@ -332,7 +336,13 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
             e.error_message = Some(format!("{err:#}"));
             e.duration = Some(started.elapsed().as_secs_f64());
             events.log_last(e);
-            write_mapping(&paths, recipe, &index, &ranges, "failed")?;
+            // The failure is what the user must see, even when recording it fails too (a full
+            // disk fails both).
+            if let Err(also) = write_mapping(&paths, recipe, &index, &ranges, "failed") {
+                return Err(anyhow::anyhow!(
+                    "{err:#} (also failed to record the failure: {also:#})"
+                ));
+            }
             return Err(err);
         }
     };
@@ -370,6 +380,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         }),
     )?;
     apply_retention(&paths, recipe, mirror.as_deref())?;
+    report.quarantined = quarantined;
     report.job = Some(JobReport {
         job_id,
         job_dir: paths.root.clone(),
@@ -401,6 +412,7 @@ fn completed(paths: &JobPaths, job_id: &str) -> Option<RunReport> {
         resumed_partitions: 0,
         concurrency_limit: 0,
         peak_concurrency: 0,
+        quarantined: Vec::new(),
     })
 }
 
@@ -434,48 +446,6 @@ fn verify_config(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
     Ok(())
 }
 
-/// The newest usable checkpoint of each partition: a complete file (checkpoints are renamed into
-/// place only when durable) of a known op, with the keys of every dedup op before it saved.
-fn find_starts(paths: &JobPaths, recipe: &Recipe, partitions: usize) -> Result<Vec<Start>> {
-    let mut starts = vec![Start::Input; partitions];
-    let mut best: Vec<Option<(usize, PathBuf)>> = vec![None; partitions];
-    for entry in std::fs::read_dir(&paths.checkpoints)? {
-        let path = entry?.path();
-        let Some((op, p)) = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(parse_checkpoint_file_name)
-        else {
-            continue;
-        };
-        if p >= partitions || op >= recipe.process.len() {
-            continue;
-        }
-        let dedups_saved = recipe.process[..=op]
-            .iter()
-            .filter(|o| matches!(o.operator, Operator::Deduplicator(_)))
-            .all(|o| {
-                paths
-                    .checkpoints
-                    .join(format!("dedup_keys_op_{:04}_partition_{p:04}.bin", o.index))
-                    .exists()
-            });
-        if dedups_saved && best[p].as_ref().is_none_or(|(b, _)| op > *b) && readable(&path) {
-            best[p] = Some((op, path));
-        }
-    }
-    for (p, b) in best.into_iter().enumerate() {
-        if let Some((op, path)) = b {
-            starts[p] = Start::Checkpoint { op, path };
-        }
-    }
-    Ok(starts)
-}
-
-fn readable(path: &Path) -> bool {
-    InputIndex::build(&path.display().to_string()).is_ok()
-}
-
 /// `metadata/dataset_mapping.json`, as Data-Juicer's job utilities read it.
 fn write_mapping(
     paths: &JobPaths,
@@ -498,29 +468,6 @@ fn write_mapping(
             "partitions": partitions,
         }),
     )
-}
-
-/// `intermediate_storage.retention_policy` after a successful run: `keep_all` keeps the
-/// checkpoints; `keep_failed_only` and `cleanup_all` remove them (the job did not fail).
-fn apply_retention(paths: &JobPaths, recipe: &Recipe, mirror: Option<&JobMirror>) -> Result<()> {
-    let s = &recipe.intermediate_storage;
-    if s.retention_policy == RetentionPolicy::KeepAll || s.preserve_intermediate_data {
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(&paths.checkpoints)? {
-        let path = entry?.path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if parse_checkpoint_file_name(name).is_some() || name.starts_with("dedup_keys_op_") {
-            std::fs::remove_file(&path)?;
-            if let Some(m) = mirror {
-                m.remove(&format!("checkpoints/{name}"))?;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Resolves on SIGINT or SIGTERM with the signal's name.

@@ -66,6 +66,8 @@ pub struct RunReport {
     /// The `max_concurrent_partitions` limit, and the most partitions that ran at once.
     pub concurrency_limit: usize,
     pub peak_concurrency: usize,
+    /// Saved files that failed verification on resume and were moved aside.
+    pub quarantined: Vec<crate::checkpoints::Quarantined>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -821,6 +823,7 @@ fn report_remote_partition(
             path: t.path.clone(),
             rows: counters.rows_out(t.op_index),
             seconds: elapsed.as_secs_f64(),
+            seal: dj_plans::seal::read_seal(&t.path),
         });
     }
     Ok(())
@@ -949,6 +952,7 @@ fn report(
         resumed_partitions,
         concurrency_limit: 0,
         peak_concurrency: 0,
+        quarantined: Vec::new(),
     }
 }
 
@@ -974,6 +978,10 @@ fn staging_dir(export: &Path) -> Result<tempfile::TempDir> {
         .with_context(|| format!("cannot write to export directory {}", dir.display()))
 }
 
+fn staging(path: &Path) -> String {
+    format!("cannot stage {}", path.display())
+}
+
 async fn stage_partition(
     plan: Arc<dyn ExecutionPlan>,
     ctx: Arc<datafusion::execution::TaskContext>,
@@ -994,9 +1002,9 @@ async fn stage_partition(
             let batch = batch?;
             rows += batch.num_rows() as u64;
             bytes += batch.get_array_memory_size() as u64;
-            writer.write(&batch)?;
+            writer.write(&batch).with_context(|| staging(&path))?;
         }
-        writer.finish()?;
+        writer.finish().with_context(|| staging(&path))?;
         return Ok(Staged {
             path,
             stats_path: None,
@@ -1017,14 +1025,15 @@ async fn stage_partition(
         stats.clear();
         encoder.encode(&batch, &mut text, &mut stats)?;
         bytes += text.len() as u64;
-        out.write_all(text.as_bytes())?;
-        if let Some(s) = &mut stats_out {
-            s.write_all(stats.as_bytes())?;
+        out.write_all(text.as_bytes())
+            .with_context(|| staging(&path))?;
+        if let (Some(s), Some(p)) = (&mut stats_out, &stats_path) {
+            s.write_all(stats.as_bytes()).with_context(|| staging(p))?;
         }
     }
-    out.flush()?;
-    if let Some(s) = &mut stats_out {
-        s.flush()?;
+    out.flush().with_context(|| staging(&path))?;
+    if let (Some(s), Some(p)) = (&mut stats_out, &stats_path) {
+        s.flush().with_context(|| staging(p))?;
     }
     Ok(Staged {
         path,

@@ -11,6 +11,7 @@ pub mod nodes;
 pub mod planner;
 pub mod pyjson;
 pub mod recipe;
+pub mod seal;
 pub mod source;
 pub mod store;
 mod yaml_lines;

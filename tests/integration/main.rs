@@ -6,6 +6,7 @@ mod common;
 mod explain;
 mod formats;
 mod golden;
+mod integrity;
 mod jobtools;
 mod object_store;
 mod resume;

@@ -1,7 +1,8 @@
 //! `DjCheckpoint`: the sink the checkpoint strategy places after an op. Its exec passes every
 //! batch through unchanged while writing it to the partition's checkpoint file under a temporary
-//! name; at the end of the stream the file is fsynced and renamed into place, and only then is the
-//! checkpoint reported. A crash at any instant leaves either no checkpoint or a complete one.
+//! name; at the end of the stream the file is fsynced, sealed with its checksum (see
+//! [`crate::seal`]) and renamed into place, and only then is the checkpoint reported. A crash at
+//! any instant leaves either no checkpoint or a complete, sealed one.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -25,9 +26,9 @@ use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::Stream;
 
-use crate::atomic::AtomicFile;
 use crate::pyjson;
 use crate::recipe::{Compression, StorageFormat};
+use crate::seal::{HashingWriter, Seal, SealedFile, seal_path};
 
 /// Parquet row groups are closed at about this many buffered bytes (several writers run at once: one per checkpointed op).
 pub const ROW_GROUP_BYTES: usize = 8 << 20;
@@ -71,6 +72,9 @@ pub struct SavedCheckpoint {
     pub path: PathBuf,
     pub rows: u64,
     pub seconds: f64,
+    /// The file's size and digest, as recorded in its seal (unknown to a client whose
+    /// executors write elsewhere).
+    pub seal: Option<Seal>,
 }
 
 /// Told about every checkpoint once it is durable (the runner logs `checkpoint_save`).
@@ -205,17 +209,19 @@ impl ExecutionPlan for CheckpointExec {
     }
 }
 
+type Hashed = HashingWriter<File>;
+
 enum Sink {
-    Parquet(ArrowWriter<File>),
-    Arrow(FileWriter<BufWriter<File>>),
-    Jsonl(BufWriter<File>, String),
-    JsonlGz(flate2::write::GzEncoder<BufWriter<File>>, String),
+    Parquet(ArrowWriter<Hashed>),
+    Arrow(FileWriter<BufWriter<Hashed>>),
+    Jsonl(BufWriter<Hashed>, String),
+    JsonlGz(flate2::write::GzEncoder<BufWriter<Hashed>>, String),
 }
 
 /// An open checkpoint file under its temporary name; removed unless committed.
 struct CheckpointWriter {
     sink: Option<Sink>,
-    atomic: AtomicFile,
+    sealed: SealedFile,
     dest: PathBuf,
 }
 
@@ -226,7 +232,7 @@ fn err(path: &Path, e: impl fmt::Display) -> DataFusionError {
 impl CheckpointWriter {
     fn create(t: &CheckpointTarget, schema: SchemaRef) -> Result<Self> {
         let dest = t.path.clone();
-        let (atomic, file) = AtomicFile::create(&dest).map_err(|e| err(&dest, e))?;
+        let (sealed, file) = SealedFile::create(&dest).map_err(|e| err(&dest, e))?;
         let sink = match t.format {
             StorageFormat::Parquet => {
                 let compression = match t.compression {
@@ -259,7 +265,7 @@ impl CheckpointWriter {
         };
         Ok(CheckpointWriter {
             sink: Some(sink),
-            atomic,
+            sealed,
             dest,
         })
     }
@@ -291,8 +297,8 @@ impl CheckpointWriter {
         }
     }
 
-    /// Flushes, fsyncs, renames into place and fsyncs the directory.
-    fn commit(mut self) -> Result<()> {
+    /// Flushes, fsyncs, seals, renames into place and fsyncs the directory.
+    fn commit(mut self) -> Result<Seal> {
         let dest = self.dest.clone();
         let file = match self.sink.take().expect("open") {
             Sink::Parquet(w) => w.into_inner().map_err(|e| err(&dest, e))?,
@@ -310,7 +316,7 @@ impl CheckpointWriter {
                 .into_inner()
                 .map_err(|e| err(&dest, e.into_error()))?,
         };
-        self.atomic.commit(file).map_err(|e| err(&dest, e))
+        self.sealed.commit(file).map_err(|e| err(&dest, e))
     }
 }
 
@@ -338,13 +344,20 @@ impl Stream for CheckpointStream {
             }
             Poll::Ready(None) => {
                 if let Some(w) = self.writer.take() {
-                    if let Err(e) = w.commit() {
-                        return Poll::Ready(Some(Err(e)));
-                    }
+                    let seal = match w.commit() {
+                        Ok(seal) => seal,
+                        Err(e) => return Poll::Ready(Some(Err(e))),
+                    };
                     let t = &self.target;
                     if let Some(url) = &t.publish {
-                        let uploaded = crate::store::Remote::open(url)
-                            .and_then(|r| r.upload(&t.path).map(|_| ()));
+                        // The seal first: a published checkpoint always has its seal.
+                        let uploaded = crate::store::Remote::open(&format!(
+                            "{url}{}",
+                            crate::seal::SEAL_SUFFIX
+                        ))
+                        .and_then(|r| r.upload(&seal_path(&t.path)).map(|_| ()))
+                        .and_then(|_| crate::store::Remote::open(url))
+                        .and_then(|r| r.upload(&t.path).map(|_| ()));
                         if let Err(e) = uploaded {
                             return Poll::Ready(Some(Err(err(&t.path, e))));
                         }
@@ -356,6 +369,7 @@ impl Stream for CheckpointStream {
                         path: t.path.clone(),
                         rows: self.rows,
                         seconds: self.started.elapsed().as_secs_f64(),
+                        seal: Some(seal),
                     });
                 }
                 Poll::Ready(None)

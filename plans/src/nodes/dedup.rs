@@ -162,6 +162,11 @@ fn decide(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Vec<bool>>> {
     Ok(keep)
 }
 
+/// File name of partition `partition`'s keys at dedup op `op`.
+pub fn keys_file_name(op: usize, partition: usize) -> String {
+    format!("dedup_keys_op_{op:04}_partition_{partition:04}.bin")
+}
+
 /// The meeting point of all partitions at one dedup op.
 pub struct DedupBarrier {
     kind: DedupKind,
@@ -309,7 +314,7 @@ impl DedupBarrier {
     /// elsewhere, e.g. by a cluster).
     pub fn contribute(&self, p: usize, keys: Keys) -> Result<()> {
         if let Some(path) = self.keys_path(p) {
-            write_keys_atomic(&path, &keys)?;
+            write_keys_atomic(&path, &keys).map_err(|e| saving_error(&path, e))?;
         }
         self.submit(p, keys);
         Ok(())
@@ -317,12 +322,9 @@ impl DedupBarrier {
 
     /// File holding partition `p`'s keys.
     pub fn keys_path(&self, p: usize) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| {
-            d.join(format!(
-                "dedup_keys_op_{:04}_partition_{p:04}.bin",
-                self.op_index
-            ))
-        })
+        self.dir
+            .as_ref()
+            .map(|d| d.join(keys_file_name(self.op_index, p)))
     }
 
     /// Loads the persisted keys of partition `p` (a partition that resumes past this op). Returns
@@ -358,7 +360,7 @@ impl DedupBarrier {
     /// keep-mask of `p`.
     async fn arrive(&self, p: usize, keys: Keys) -> Result<Vec<bool>> {
         if let Some(path) = self.keys_path(p) {
-            write_keys_atomic(&path, &keys)?;
+            write_keys_atomic(&path, &keys).map_err(|e| saving_error(&path, e))?;
         }
         if let Some(c) = &self.concurrency {
             c.release(p);
@@ -395,9 +397,14 @@ impl DedupBarrier {
     }
 }
 
+/// A failure to save a key or value file, naming it.
+pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFusionError {
+    DataFusionError::Execution(format!("cannot save {}: {e}", path.display()))
+}
+
 /// Key file: per row a little-endian u32 key count, then the 16-byte keys.
 fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()> {
-    let (atomic, file) = crate::atomic::AtomicFile::create(path)?;
+    let (sealed, file) = crate::seal::SealedFile::create(path)?;
     let mut w = std::io::BufWriter::new(file);
     for i in 0..keys.rows() {
         let row = keys.row(i);
@@ -406,7 +413,8 @@ fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()>
             w.write_all(&k.to_le_bytes())?;
         }
     }
-    atomic.commit(w.into_inner().map_err(|e| e.into_error())?)
+    sealed.commit(w.into_inner().map_err(|e| e.into_error())?)?;
+    Ok(())
 }
 
 fn read_keys(path: &std::path::Path) -> std::io::Result<Keys> {
@@ -634,6 +642,14 @@ pub async fn collect_keys(
     Ok(keys)
 }
 
+/// A failure to spill rows, naming where spill files go.
+pub(crate) fn spill_error(e: &dyn std::fmt::Display) -> DataFusionError {
+    DataFusionError::Execution(format!(
+        "cannot spill rows to a temporary file in {} (set TMPDIR to move it): {e}",
+        std::env::temp_dir().display()
+    ))
+}
+
 /// Drains `input` into an anonymous spill file, collecting the keys.
 async fn spill(
     mut stream: SendableRecordBatchStream,
@@ -651,16 +667,21 @@ async fn spill(
         keys_of(kind, &batch, hash_index, &mut keys)?;
         if writer.is_none() {
             // Anonymous temp file: removed by the OS when the last handle closes.
+            let file = tempfile::tempfile().map_err(|e| spill_error(&e))?;
             writer = Some(StreamWriter::try_new(
-                std::io::BufWriter::new(tempfile::tempfile()?),
+                std::io::BufWriter::new(file),
                 &schema,
             )?);
         }
-        writer.as_mut().unwrap().write(&batch)?;
+        writer
+            .as_mut()
+            .unwrap()
+            .write(&batch)
+            .map_err(|e| spill_error(&e))?;
     }
     let file = match writer {
         Some(mut w) => {
-            w.finish()?;
+            w.finish().map_err(|e| spill_error(&e))?;
             let mut f = w
                 .into_inner()?
                 .into_inner()

@@ -24,7 +24,7 @@ use dj_udfs::selector::{SelectValue, SelectorKind};
 use futures::StreamExt;
 use tokio::sync::Notify;
 
-use super::dedup::Concurrency;
+use super::dedup::{Concurrency, spill_error};
 
 /// Output rank of each row after a selector; the export sorts by it. Never exported.
 pub const ORDER_COLUMN: &str = "__dj__order";
@@ -109,12 +109,9 @@ impl SelectBarrier {
 
     /// File holding partition `p`'s selector values.
     pub fn values_path(&self, p: usize) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| {
-            d.join(format!(
-                "select_values_op_{:04}_partition_{p:04}.bin",
-                self.op_index
-            ))
-        })
+        self.dir
+            .as_ref()
+            .map(|d| d.join(values_file_name(self.op_index, p)))
     }
 
     /// Loads the persisted values of partition `p` (one resuming past this op); false if none.
@@ -142,7 +139,7 @@ impl SelectBarrier {
 
     async fn arrive(&self, p: usize, rows: SelectRows) -> Result<Vec<u64>> {
         if let Some(path) = self.values_path(p) {
-            write_rows_atomic(&path, &rows)?;
+            write_rows_atomic(&path, &rows).map_err(|e| super::dedup::saving_error(&path, e))?;
         }
         if let Some(c) = &self.concurrency {
             c.release(p);
@@ -162,9 +159,14 @@ impl SelectBarrier {
     }
 }
 
+/// File name of partition `partition`'s values at selector op `op`.
+pub fn values_file_name(op: usize, partition: usize) -> String {
+    format!("select_values_op_{op:04}_partition_{partition:04}.bin")
+}
+
 /// Values file: per row the u64 order key, a tag byte (0 none, 1 number, 2 group) and 16 bytes.
 fn write_rows_atomic(path: &std::path::Path, rows: &SelectRows) -> std::io::Result<()> {
-    let (atomic, file) = crate::atomic::AtomicFile::create(path)?;
+    let (sealed, file) = crate::seal::SealedFile::create(path)?;
     let mut w = std::io::BufWriter::new(file);
     for (o, v) in rows.order.iter().zip(&rows.values) {
         w.write_all(&o.to_le_bytes())?;
@@ -176,7 +178,8 @@ fn write_rows_atomic(path: &std::path::Path, rows: &SelectRows) -> std::io::Resu
         w.write_all(&[tag])?;
         w.write_all(&bits.to_le_bytes())?;
     }
-    atomic.commit(w.into_inner().map_err(|e| e.into_error())?)
+    sealed.commit(w.into_inner().map_err(|e| e.into_error())?)?;
+    Ok(())
 }
 
 fn read_rows(path: &std::path::Path) -> std::io::Result<SelectRows> {
@@ -395,16 +398,21 @@ impl ExecutionPlan for SelectExec {
                 }
                 rows_of(&batch, value_index, order_index, logical, &mut rows)?;
                 if writer.is_none() {
+                    let file = tempfile::tempfile().map_err(|e| spill_error(&e))?;
                     writer = Some(StreamWriter::try_new(
-                        std::io::BufWriter::new(tempfile::tempfile()?),
+                        std::io::BufWriter::new(file),
                         &batch.schema(),
                     )?);
                 }
-                writer.as_mut().unwrap().write(&batch)?;
+                writer
+                    .as_mut()
+                    .unwrap()
+                    .write(&batch)
+                    .map_err(|e| spill_error(&e))?;
             }
             let ranks = barrier.arrive(logical, rows).await?;
             let Some(mut w) = writer else { return Ok(()) };
-            w.finish()?;
+            w.finish().map_err(|e| spill_error(&e))?;
             let mut file = w
                 .into_inner()?
                 .into_inner()
