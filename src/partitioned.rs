@@ -80,7 +80,9 @@ pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunRe
     {
         return Err(match result {
             Ok(_) => e,
-            Err(run) => run.context(format!("also failed to publish the job directory: {e:#}")),
+            Err(run) => {
+                anyhow::anyhow!("{run:#} (also failed to publish the job directory: {e:#})")
+            }
         });
     }
     result

@@ -217,7 +217,7 @@ impl JobMirror {
 
     /// Publishes every file of the local job directory that changed since it was last
     /// published; checkpoints last, so a published checkpoint never precedes the partition
-    /// hash and saved keys it depends on.
+    /// hash and saved keys it depends on, and seals before the files they seal.
     pub fn sync(&self) -> Result<()> {
         let mut files = Vec::new();
         let mut stack = vec![self.local.clone()];
@@ -245,7 +245,9 @@ impl JobMirror {
         {
             files.retain(|p| !is_checkpoint(p));
         }
-        files.sort_by_key(|p| (is_checkpoint(p), p.clone()));
+        // A seal goes before its file, so a published file always has its seal.
+        let is_seal = |p: &Path| p.to_string_lossy().ends_with(dj_plans::seal::SEAL_SUFFIX);
+        files.sort_by_key(|p| (is_checkpoint(p), !is_seal(p), p.clone()));
         for path in files {
             let rel = self.relative(&path)?;
             let Some((len, modified_ns)) = local_stamp(&path) else {

@@ -10,6 +10,7 @@
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::TryStreamExt;
 use object_store::aws::AmazonS3Builder;
@@ -95,6 +96,29 @@ impl std::fmt::Debug for Remote {
     }
 }
 
+/// Retries of a failed request (a server error, throttling, a timeout, a refused connection):
+/// up to `DJ_STORE_RETRIES` (default 10) times, with exponential backoff from 100 ms doubling
+/// up to 15 s, within `DJ_STORE_RETRY_TIMEOUT` seconds (default 180) of the first attempt. A
+/// request that still fails is an error naming the object; what was published before stays
+/// valid, so the job resumes from it.
+fn retry_config() -> object_store::RetryConfig {
+    let setting = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(default)
+    };
+    object_store::RetryConfig {
+        backoff: object_store::BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(15),
+            base: 2.0,
+        },
+        max_retries: setting("DJ_STORE_RETRIES", 10) as usize,
+        retry_timeout: Duration::from_secs(setting("DJ_STORE_RETRY_TIMEOUT", 180)),
+    }
+}
+
 impl Remote {
     /// Opens `url` (`s3://bucket/key`) with credentials from the environment.
     pub fn open(url: &str) -> Result<Remote, StoreError> {
@@ -137,6 +161,7 @@ impl Remote {
         if endpoint.is_some_and(|e| e.starts_with("http://")) {
             builder = builder.with_allow_http(true);
         }
+        builder = builder.with_retry(retry_config());
         let store = builder
             .build()
             .map_err(|e| invalid(format!("cannot open the bucket: {e}")))?;

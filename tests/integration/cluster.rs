@@ -239,9 +239,8 @@ fn checkpoint_count(job_dir: &Path) -> usize {
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .filter(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .starts_with("checkpoint_op_")
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.starts_with("checkpoint_op_") && !name.ends_with(".blake3")
                 })
                 .count()
         })
@@ -477,8 +476,8 @@ fn cluster_reads_and_writes_object_storage() {
         cluster.worked(0) && cluster.worked(1),
         "both executors ran tasks"
     );
-    assert_eq!(
-        s3.keys("cluster/jobs/s3/checkpoints/checkpoint_op_").len(),
-        24
-    );
+    // Each checkpoint was published with its seal.
+    let keys = s3.keys("cluster/jobs/s3/checkpoints/checkpoint_op_");
+    assert_eq!(keys.iter().filter(|k| !k.ends_with(".blake3")).count(), 24);
+    assert_eq!(keys.iter().filter(|k| k.ends_with(".blake3")).count(), 24);
 }

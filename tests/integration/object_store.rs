@@ -18,6 +18,8 @@ pub(crate) const BUCKET: &str = "dj-test-bucket";
 pub(crate) struct S3Server {
     port: u16,
     child: Child,
+    /// moto's request log: a file, not a pipe nobody reads (a full pipe stalls the server).
+    _log: tempfile::NamedTempFile,
 }
 
 impl S3Server {
@@ -27,6 +29,7 @@ impl S3Server {
             .local_addr()
             .unwrap()
             .port();
+        let log = tempfile::NamedTempFile::new().unwrap();
         let mut child = Command::new("python3")
             .args([
                 "-m",
@@ -37,14 +40,13 @@ impl S3Server {
                 &port.to_string(),
             ])
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(log.reopen().unwrap())
             .spawn()
             .expect("python3 runs");
         let deadline = Instant::now() + Duration::from_secs(30);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             if let Some(status) = child.try_wait().unwrap() {
-                let mut err = String::new();
-                child.stderr.take().unwrap().read_to_string(&mut err).ok();
+                let err = std::fs::read_to_string(log.path()).unwrap_or_default();
                 panic!(
                     "moto's S3 server did not start ({status}): {err}\nInstall it with: pip install 'moto[server]' (.ci/run does)"
                 );
@@ -52,7 +54,11 @@ impl S3Server {
             assert!(Instant::now() < deadline, "moto's S3 server never listened");
             std::thread::sleep(Duration::from_millis(50));
         }
-        let server = S3Server { port, child };
+        let server = S3Server {
+            port,
+            child,
+            _log: log,
+        };
         let (status, _) = server.http("PUT", &format!("/{BUCKET}"), b"");
         assert_eq!(status, 200, "create bucket");
         server
@@ -200,6 +206,7 @@ fn count_checkpoints(dir: &Path, job: &str) -> usize {
                 .file_name()
                 .to_string_lossy()
                 .starts_with("checkpoint_op_")
+                && !p.to_string_lossy().ends_with(".blake3")
                 && p.to_string_lossy().contains(&format!("/{job}/"))
             {
                 n += 1;
@@ -287,7 +294,11 @@ fn dataset_export_and_job_directory_on_s3_resume_on_another_machine() {
     run.kill().unwrap();
     run.wait().unwrap();
     assert!(
-        s3.keys("jobs/moved/checkpoints/checkpoint_op_").len() >= 4,
+        s3.keys("jobs/moved/checkpoints/checkpoint_op_")
+            .iter()
+            .filter(|k| !k.ends_with(".blake3"))
+            .count()
+            >= 4,
         "checkpoints were published as they were saved"
     );
     s3.put("out/result.jsonl", b"stale");
@@ -342,4 +353,237 @@ fn dataset_export_and_job_directory_on_s3_resume_on_another_machine() {
         "{err}"
     );
     assert!(!tmp.path().join("missing/out.jsonl").exists());
+}
+
+/// What the fault proxy does with PUT requests (uploads).
+#[derive(Default)]
+struct Faults {
+    /// Answer the first PUT of every object with 503, then let it through.
+    flaky: bool,
+    /// Once this many PUTs went through, answer every PUT with 503.
+    outage_after: Option<usize>,
+    seen: std::collections::HashSet<String>,
+    passed: usize,
+    injected: usize,
+}
+
+/// An HTTP proxy on 127.0.0.1 in front of moto that answers some uploads with
+/// `503 Service Unavailable`, as an overloaded or failing S3 endpoint does.
+struct FaultProxy {
+    port: u16,
+    faults: std::sync::Arc<std::sync::Mutex<Faults>>,
+}
+
+impl FaultProxy {
+    fn start(upstream: u16, faults: Faults) -> FaultProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let faults = std::sync::Arc::new(std::sync::Mutex::new(faults));
+        let shared = faults.clone();
+        // The thread ends with the test binary; it only ever serves this test's requests.
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let faults = shared.clone();
+                std::thread::spawn(move || {
+                    let _ = proxy_one(conn, upstream, &faults);
+                });
+            }
+        });
+        FaultProxy { port, faults }
+    }
+
+    fn injected(&self) -> usize {
+        self.faults.lock().unwrap().injected
+    }
+}
+
+/// Serves one request on `client` (then closes it): answered with 503, or forwarded to moto.
+fn proxy_one(
+    client: TcpStream,
+    upstream: u16,
+    faults: &std::sync::Mutex<Faults>,
+) -> std::io::Result<()> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(client.try_clone()?);
+    let mut head = Vec::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let end = line == "\r\n";
+        head.push(line);
+        if end {
+            break;
+        }
+    }
+    let mut words = head[0].split_whitespace();
+    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let len: usize = head
+        .iter()
+        .find_map(|h| {
+            let (k, v) = h.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    reader.read_exact(&mut body)?;
+    let inject = method == "PUT" && {
+        let mut f = faults.lock().unwrap();
+        let inject = (f.flaky && f.seen.insert(target.to_string()))
+            || f.outage_after.is_some_and(|n| f.passed >= n);
+        if inject {
+            f.injected += 1;
+        } else {
+            f.passed += 1;
+        }
+        inject
+    };
+    let mut client = client;
+    if inject {
+        return client.write_all(
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
+    let mut up = TcpStream::connect(("127.0.0.1", upstream))?;
+    for h in &head {
+        if h == "\r\n" {
+            up.write_all(b"Connection: close\r\n\r\n")?;
+        } else if !h.to_ascii_lowercase().starts_with("connection:") {
+            up.write_all(h.as_bytes())?;
+        }
+    }
+    up.write_all(&body)?;
+    let mut response = Vec::new();
+    up.read_to_end(&mut response)?;
+    client.write_all(&response)
+}
+
+/// Uploads that fail: a failing PUT is retried with backoff (a flaky endpoint costs nothing);
+/// an outage fails the job with an error naming the object, and the job then resumes on
+/// another machine from what was published, to the export of a run without faults.
+#[test]
+fn failed_uploads_are_retried_and_an_outage_leaves_the_job_resumable() {
+    let s3 = S3Server::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = std::fs::read(repo().join("tests/golden/corpus.jsonl")).unwrap();
+    s3.put("input/corpus.jsonl", &corpus);
+    let remote = |name: &str| {
+        recipe(
+            &tmp.path().join(name),
+            &format!("s3://{BUCKET}/input/corpus.jsonl"),
+            &format!("s3://{BUCKET}/out/{name}.jsonl"),
+            &format!("s3://{BUCKET}/jobs"),
+        )
+    };
+    let through = |proxy: &FaultProxy, cache: &Path, recipe: &Path, args: &[&str]| {
+        s3.dj_run(cache, recipe, args)
+            .env(
+                "AWS_ENDPOINT_URL",
+                format!("http://127.0.0.1:{}", proxy.port),
+            )
+            .env("DJ_STORE_RETRIES", "3")
+            .output()
+            .unwrap()
+    };
+    let reference = remote("reference");
+    ok(&s3
+        .dj_run(&tmp.path().join("ref-cache"), &reference, &[])
+        .output()
+        .unwrap());
+    let want = s3.get("out/reference.jsonl").unwrap();
+
+    // Every object's first upload fails: each is retried, the job completes.
+    let proxy = FaultProxy::start(
+        s3.port,
+        Faults {
+            flaky: true,
+            ..Default::default()
+        },
+    );
+    let flaky = remote("flaky");
+    ok(&through(
+        &proxy,
+        &tmp.path().join("flaky-cache"),
+        &flaky,
+        &["--job_id", "flaky"],
+    ));
+    assert_eq!(s3.get("out/flaky.jsonl").unwrap(), want);
+    assert!(proxy.injected() >= 10, "{} faults", proxy.injected());
+    let published = s3.keys("jobs/flaky/checkpoints/checkpoint_op_");
+    assert_eq!(
+        published.len(),
+        32,
+        "16 checkpoints and their seals: {published:?}"
+    );
+
+    // The endpoint fails for good after some uploads: the job fails naming the object, and a
+    // machine with only the bucket finishes it.
+    let mut strict = 0;
+    for after in [0, 4, 12, 30] {
+        let proxy = FaultProxy::start(
+            s3.port,
+            Faults {
+                outage_after: Some(after),
+                ..Default::default()
+            },
+        );
+        let id = format!("outage_{after}");
+        let name = format!("outage{after}");
+        let r = remote(&name);
+        let out = through(
+            &proxy,
+            &tmp.path().join(format!("{id}-a")),
+            &r,
+            &["--job_id", &id],
+        );
+        assert!(
+            !out.status.success(),
+            "outage after {after} uploads: the job succeeded"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("503") && err.contains(&format!("s3://{BUCKET}/")),
+            "outage after {after}: {err}"
+        );
+        eprintln!(
+            "outage after {after} uploads ({} failed attempts): {}",
+            proxy.injected(),
+            err.lines().last().unwrap_or_default()
+        );
+        // Each failing upload was tried 1 + DJ_STORE_RETRIES times.
+        assert!(
+            proxy.injected() >= 4,
+            "{} attempts failed",
+            proxy.injected()
+        );
+        let published_config = s3
+            .keys(&format!("jobs/{id}/"))
+            .iter()
+            .any(|k| k.ends_with("/recipe.yaml"))
+            && s3
+                .get(&format!("jobs/{id}/checkpoints/partitioning_info.json"))
+                .is_some();
+        let flag = if published_config {
+            strict += 1;
+            "--resume"
+        } else {
+            "--job_id"
+        };
+        let out = s3
+            .dj_run(&tmp.path().join(format!("{id}-b")), &r, &[flag, &id])
+            .output()
+            .unwrap();
+        ok(&out);
+        assert_eq!(
+            s3.get(&format!("out/{name}.jsonl")).unwrap(),
+            want,
+            "outage after {after}: {flag} on another machine"
+        );
+    }
+    assert!(
+        strict >= 2,
+        "only {strict} outages left a strictly resumable job"
+    );
 }
