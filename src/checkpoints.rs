@@ -114,7 +114,7 @@ fn checkpoints_by_partition(
         }
     }
     for f in &mut found {
-        f.sort_by(|a, b| b.0.cmp(&a.0));
+        f.sort_by_key(|c| std::cmp::Reverse(c.0));
     }
     Ok(found)
 }
