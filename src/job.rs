@@ -4,9 +4,11 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
 
 use anyhow::{Context, Result, bail};
 use dj_plans::Recipe;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 /// A new job id: UTC `YYYYMMDD_HHMMSS_` + 6 hex digits, as Data-Juicer makes them.
@@ -111,18 +113,12 @@ pub fn write_json(path: &Path, v: &Value) -> Result<()> {
     write_atomic(path, (serde_json::to_string_pretty(v)? + "\n").as_bytes())
 }
 
-/// `{job dir}/.lock` holding the running process id. A lock of a dead process is stale and taken
-/// over; a live one refuses the run.
+/// `{job dir}/.lock` holding the running process id. A stale lock ([`lock_info`]: its process is
+/// gone, a zombie, or a younger process that reused its pid) is taken over; a live one refuses the
+/// run. `dj-job` judges locks by the same rule.
 #[derive(Debug)]
 pub struct JobLock {
     path: PathBuf,
-}
-
-fn process_alive(pid: i32) -> bool {
-    // SAFETY: kill with signal 0 only checks that the process exists.
-    pid > 0
-        && (unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
 
 /// The pid in a lock file, if the file exists and parses.
@@ -136,7 +132,86 @@ pub fn lock_pid(job_root: &Path) -> Option<i32> {
 
 /// Whether the job in `job_root` is running now (its lock names a live process).
 pub fn is_running(job_root: &Path) -> bool {
-    lock_pid(job_root).is_some_and(process_alive)
+    let lock = lock_info(job_root);
+    lock.present && !lock.stale
+}
+
+/// Whether a process exists and is not a zombie (a zombie has exited: only its parent has not
+/// reaped it yet).
+pub fn process_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let exists = unsafe { libc::kill(pid, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists && proc_stat(pid).is_none_or(|(state, _)| state != 'Z' && state != 'X')
+}
+
+/// `/proc/<pid>/stat`: the state letter and the start time (ticks after boot).
+fn proc_stat(pid: i32) -> Option<(char, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: fields follow the last ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first()?.chars().next()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((state, start))
+}
+
+/// When a process started, in seconds since the epoch (Linux `/proc`).
+fn process_start_epoch(pid: i32) -> Option<f64> {
+    let (_, ticks) = proc_stat(pid)?;
+    let btime: f64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| btime + ticks as f64 / hz as f64)
+}
+
+/// The job's `.lock`: which process it names and whether that process still runs the job.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LockInfo {
+    /// A lock file exists.
+    pub present: bool,
+    /// The process id it holds (if it parses).
+    pub pid: Option<i32>,
+    /// The lock names no live process (dead, or its pid was since reused by a process started
+    /// after the lock was written): the next run takes it over.
+    pub stale: bool,
+}
+
+/// Reads the lock of `job_dir`.
+pub fn lock_info(job_dir: &Path) -> LockInfo {
+    let path = job_dir.join(".lock");
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return LockInfo::default();
+    };
+    let pid = crate::job::lock_pid(job_dir);
+    let live = pid.is_some_and(|pid| {
+        process_alive(pid) && {
+            // A pid reused after the job died belongs to a process younger than the lock.
+            let written = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_secs_f64());
+            match (process_start_epoch(pid), written) {
+                (Some(started), Some(written)) => started <= written + 1.0,
+                _ => true,
+            }
+        }
+    });
+    LockInfo {
+        present: true,
+        pid,
+        stale: !live,
+    }
 }
 
 impl JobLock {
@@ -157,22 +232,28 @@ impl JobLock {
                     }
                     return Ok(JobLock { path });
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match lock_pid(job_root)
-                {
-                    Some(pid) if process_alive(pid) => {
-                        bail!(
-                            "job {job_id} is already running (process {pid}, lock {})",
-                            path.display()
-                        )
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    match lock_info(job_root) {
+                        LockInfo {
+                            pid: Some(pid),
+                            stale: false,
+                            ..
+                        } => {
+                            bail!(
+                                "job {job_id} is already running (process {pid}, lock {})",
+                                path.display()
+                            )
+                        }
+                        other => {
+                            tracing::warn!(
+                                "removing stale lock {} of process {:?}, which no longer runs the job",
+                                path.display(),
+                                other.pid
+                            );
+                            std::fs::remove_file(&path)?;
+                        }
                     }
-                    other => {
-                        tracing::warn!(
-                            "removing stale lock {} of dead process {other:?}",
-                            path.display()
-                        );
-                        std::fs::remove_file(&path)?;
-                    }
-                },
+                }
                 Err(e) => {
                     return Err(e)
                         .with_context(|| format!("cannot create lock {}", path.display()));

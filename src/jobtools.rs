@@ -28,7 +28,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::events::{event_files, load_events, python_json};
-use crate::job::JobPaths;
+use crate::job::{JobPaths, LockInfo, lock_info, process_alive};
 
 // ---------------------------------------------------------------------------------------------
 // Loading
@@ -132,89 +132,11 @@ pub fn cli_overrides(job_dir: &Path) -> Vec<(String, String)> {
 // ---------------------------------------------------------------------------------------------
 // Processes and the lock
 
-/// Whether a process exists and is not a zombie (a zombie has exited: only its parent has not
-/// reaped it yet).
-pub fn process_alive(pid: i32) -> bool {
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: signal 0 only checks that the process exists.
-    let exists = unsafe { libc::kill(pid, 0) } == 0
-        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && proc_stat(pid).is_none_or(|(state, _)| state != 'Z' && state != 'X')
-}
-
-/// `/proc/<pid>/stat`: the state letter and the start time (ticks after boot).
-fn proc_stat(pid: i32) -> Option<(char, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces: fields follow the last ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let state = fields.first()?.chars().next()?;
-    let start = fields.get(19)?.parse().ok()?;
-    Some((state, start))
-}
-
-/// When a process started, in seconds since the epoch (Linux `/proc`).
-fn process_start_epoch(pid: i32) -> Option<f64> {
-    let (_, ticks) = proc_stat(pid)?;
-    let btime: f64 = std::fs::read_to_string("/proc/stat")
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("btime "))?
-        .trim()
-        .parse()
-        .ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| btime + ticks as f64 / hz as f64)
-}
-
 fn epoch_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
-}
-
-/// The job's `.lock`: which process it names and whether that process still runs the job.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct LockInfo {
-    /// A lock file exists.
-    pub present: bool,
-    /// The process id it holds (if it parses).
-    pub pid: Option<i32>,
-    /// The lock names no live process (dead, or its pid was since reused by a process started
-    /// after the lock was written): the next run takes it over.
-    pub stale: bool,
-}
-
-/// Reads the lock of `job_dir`.
-pub fn lock_info(job_dir: &Path) -> LockInfo {
-    let path = job_dir.join(".lock");
-    let Ok(meta) = std::fs::metadata(&path) else {
-        return LockInfo::default();
-    };
-    let pid = crate::job::lock_pid(job_dir);
-    let live = pid.is_some_and(|pid| {
-        process_alive(pid) && {
-            // A pid reused after the job died belongs to a process younger than the lock.
-            let written = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map(|d| d.as_secs_f64());
-            match (process_start_epoch(pid), written) {
-                (Some(started), Some(written)) => started <= written + 1.0,
-                _ => true,
-            }
-        }
-    });
-    LockInfo {
-        present: true,
-        pid,
-        stale: !live,
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -443,6 +443,19 @@ fn a_running_job_is_refused_and_a_stale_lock_taken_over() {
     write(&dir.join(".lock"), &pid.to_string());
     ok(&job.run(&["--job_id", "locked"]));
     assert!(!dir.join(".lock").exists());
+    // A lock whose pid now belongs to a process younger than the lock (the pid was reused after
+    // the job died) is stale for dj-run as for dj-job.
+    let mut younger = Command::new("sleep").arg("30").spawn().unwrap();
+    write(&dir.join(".lock"), &younger.id().to_string());
+    let touched = Command::new("touch")
+        .args(["-d", "1 hour ago"])
+        .arg(dir.join(".lock"))
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    ok(&job.run(&["--job_id", "locked"]));
+    younger.kill().unwrap();
+    younger.wait().unwrap();
 }
 
 pub(crate) fn wait_for_events(dir: &Path, n: usize, child: &mut std::process::Child) -> bool {
@@ -514,6 +527,7 @@ fn kill_9_at_many_moments_then_resume_gives_the_same_export() {
         if let Ok(text) = std::fs::read_to_string(&info_path) {
             checkpoints_have_hashes(&job.job_dir(&id), &text, n);
         }
+        saved_files_verify(&job.job_dir(&id), n);
         let out = job.run(&["--resume", &id]);
         ok(&out);
         assert_eq!(job.export(), want, "after kill at event {n}");
@@ -535,6 +549,34 @@ fn partition_hashes(job_dir: &Path) -> Vec<String> {
         .iter()
         .map(|p| p["content_hash"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// A kill at any instant leaves every checkpoint, key and value file in place whole and sealed:
+/// its seal was durable before it was renamed into place.
+fn saved_files_verify(job_dir: &Path, moment: usize) {
+    let Ok(entries) = std::fs::read_dir(job_dir.join("checkpoints")) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let saved = name.starts_with("checkpoint_op_")
+            || name.starts_with("dedup_keys_op_")
+            || name.starts_with("select_values_op_");
+        if !saved || name.ends_with(".blake3") {
+            continue;
+        }
+        let seal = std::fs::read(format!("{}.blake3", path.display()))
+            .unwrap_or_else(|_| panic!("kill at event {moment}: {name} in place without a seal"));
+        let seal: serde_json::Value = serde_json::from_slice(&seal).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(seal["size"], bytes.len(), "kill at event {moment}: {name}");
+        assert_eq!(
+            seal["blake3"],
+            blake3::hash(&bytes).to_hex().to_string(),
+            "kill at event {moment}: {name}"
+        );
+    }
 }
 
 /// Hashes are recorded while partitions are processed, before their checkpoints: a partition
