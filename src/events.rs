@@ -99,6 +99,41 @@ impl EventLog {
         })
     }
 
+    /// Appends to the existing event file `path` (a job's log written by another process, e.g. to
+    /// record a stop forced from outside). A line torn by a crash is ended first, so the next
+    /// event starts on a line of its own.
+    pub fn append_to(path: &Path, job_id: &str) -> Result<EventLog> {
+        let torn = std::fs::read(path)
+            .ok()
+            .is_some_and(|b| b.last().is_some_and(|c| *c != b'\n'));
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        if torn {
+            file.write_all(b"\n")
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Ok(EventLog {
+            job_id: job_id.to_string(),
+            path: path.to_path_buf(),
+            file: Some(Mutex::new(file)),
+            closed: Default::default(),
+            delay: None,
+        })
+    }
+
+    /// Writes `e` as the log's last event and makes the file durable; an error if either fails.
+    pub fn log_last_durably(&self, e: Event) -> Result<()> {
+        self.write(e, true)
+            .and_then(|_| match &self.file {
+                Some(f) => f.lock().unwrap().sync_all(),
+                None => Ok(()),
+            })
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
+
     /// A log that writes nothing (plans built only to be explained).
     pub fn disabled() -> EventLog {
         EventLog {
@@ -117,15 +152,24 @@ impl EventLog {
     /// Writes `e` as the log's last event: events from work still winding down after a stop
     /// (a checkpoint that became durable meanwhile is still found on disk by a resume) are dropped.
     pub fn log_last(&self, e: Event) {
-        self.write(e, true);
+        self.log_or_warn(e, true);
     }
 
     pub fn log(&self, e: Event) {
-        self.write(e, false);
+        self.log_or_warn(e, false);
     }
 
-    fn write(&self, e: Event, last: bool) {
-        let Some(file) = &self.file else { return };
+    /// An event that cannot be written must not fail the job; tracing reports it.
+    fn log_or_warn(&self, e: Event, last: bool) {
+        if let Err(err) = self.write(e, last) {
+            tracing::warn!("cannot write event to {}: {err}", self.path.display());
+        }
+    }
+
+    fn write(&self, e: Event, last: bool) -> std::io::Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
         let t = epoch();
         let mut m = Map::new();
         m.insert("event_type".into(), json!(e.event_type));
@@ -185,24 +229,22 @@ impl EventLog {
         if let Some(err) = &e.error_message {
             human.push_str(&format!(" | ERROR[{err}]"));
         }
-        {
+        let written = {
             // Checked and set under the file lock, so nothing lands after the last event.
             let mut f = file.lock().unwrap();
             if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
-                return;
-            }
-            // An event that cannot be written must not fail the job; tracing reports it.
-            if let Err(err) = writeln!(f, "{line}") {
-                tracing::warn!("cannot write event to {}: {err}", self.path.display());
+                return Ok(());
             }
             if last {
                 self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
             }
-        }
+            writeln!(f, "{line}")
+        };
         tracing::info!("{human}");
         if let Some(d) = self.delay {
             std::thread::sleep(d);
         }
+        written
     }
 }
 

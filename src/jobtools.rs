@@ -25,9 +25,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use dj_plans::nodes::checkpoint::parse_checkpoint_file_name;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::events::{event_files, load_events, python_json};
+use crate::events::{event_files, load_events};
 use crate::job::{JobPaths, LockInfo, lock_info, process_alive};
 
 // ---------------------------------------------------------------------------------------------
@@ -1043,37 +1043,12 @@ fn log_forced_stop(job_dir: &Path, job_id: &str, pid: i32, at: f64) -> Result<()
     let err = format!(
         "killed by SIGKILL (dj-job stop --force) at process {pid}; the job is resumable with --resume {job_id}"
     );
-    let mut m = Map::new();
-    m.insert("event_type".into(), json!("job_failed"));
-    m.insert("timestamp".into(), json!(epoch_now()));
-    m.insert("message".into(), json!(format!("Job failed: {err}")));
-    m.insert(
-        "event_id".into(),
-        json!(format!("job_failed_{}", at as u64)),
+    let mut e = crate::events::Event::new("job_failed", format!("Job failed: {err}")).meta(
+        json!({"stopped_by": "dj-job stop --force", "signal": "SIGKILL", "killed_pid": pid, "signalled_at": at}),
     );
-    m.insert("job_id".into(), json!(job_id));
-    m.insert("status".into(), json!("stopped"));
-    m.insert("error_message".into(), json!(err));
-    m.insert(
-        "metadata".into(),
-        json!({"stopped_by": "dj-job stop --force", "signal": "SIGKILL", "killed_pid": pid}),
-    );
-    m.insert("process_id".into(), json!(std::process::id()));
-    m.insert("thread_id".into(), json!(std::process::id()));
-    // A line torn by the kill would glue onto ours: start on a fresh line.
-    let torn = std::fs::read(&path)
-        .ok()
-        .is_some_and(|b| b.last().is_some_and(|c| *c != b'\n'));
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    let line = python_json(&Value::Object(m));
-    writeln!(f, "{}{line}", if torn { "\n" } else { "" })
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    f.sync_all()?;
-    Ok(())
+    e.status = Some("stopped");
+    e.error_message = Some(err);
+    crate::events::EventLog::append_to(&path, job_id)?.log_last_durably(e)
 }
 
 /// The command that resumes the job: the recipe copy's name and the saved overrides.
@@ -1611,6 +1586,7 @@ fn watch_progress(dir: &Path, flags: &JobFlags, detailed: bool, interval: Durati
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::python_json;
 
     /// A hand-written job directory.
     struct Dir {

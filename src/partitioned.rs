@@ -322,15 +322,17 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
     let target = opts.target(recipe);
     let result = tokio::select! {
         r = execute(recipe, &index, &ranges, &starts, Some(&job), &target, started) => r,
-        signal = stop_signal() => Err(anyhow::anyhow!(
-            "interrupted by {signal}; the job is resumable with --resume {job_id}"
-        )),
+        signal = stop_signal() => Err(Interrupted {
+            signal,
+            job_id: job_id.clone(),
+        }
+        .into()),
     };
     let mut report = match result {
         Ok(r) => r,
         Err(err) => {
             let mut e = Event::new("job_failed", format!("Job failed: {err:#}"));
-            e.status = Some(if format!("{err}").starts_with("interrupted by") {
+            e.status = Some(if err.is::<Interrupted>() {
                 "stopped"
             } else {
                 "failed"
@@ -470,6 +472,14 @@ fn write_mapping(
             "partitions": partitions,
         }),
     )
+}
+
+/// A run stopped by SIGINT or SIGTERM: logged as `stopped`, and resumable.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted by {signal}; the job is resumable with --resume {job_id}")]
+pub struct Interrupted {
+    pub signal: &'static str,
+    pub job_id: String,
 }
 
 /// Resolves on SIGINT or SIGTERM with the signal's name.

@@ -232,18 +232,18 @@ async fn sample_rows(
     Ok(out)
 }
 
-/// `max_concurrent_partitions`: an explicit value, or "auto" = at most 4 (CPU-only pipelines),
-/// bounded by `np`; never more than the partitions.
+/// `max_concurrent_partitions` for `ray_partitioned` (the rule of [`autosize::max_concurrent_partitions`]:
+/// an explicit value, or "auto" = at most 4 for CPU-only pipelines, bounded by `np`); `np` for the
+/// other executors. Never more than the partitions.
 pub fn concurrency_limit(recipe: &Recipe, partitions: usize) -> usize {
-    let limit = match (
-        recipe.executor_type,
-        recipe.partition.max_concurrent_partitions,
-    ) {
-        (ExecutorType::RayPartitioned, Some(n)) => n,
-        (ExecutorType::RayPartitioned, None) => 4.min(recipe.np),
-        _ => recipe.np,
-    };
-    limit.clamp(1, partitions.max(1))
+    match recipe.executor_type {
+        ExecutorType::RayPartitioned => autosize::max_concurrent_partitions(
+            recipe.partition.max_concurrent_partitions,
+            partitions,
+            recipe.np,
+        ),
+        _ => recipe.np.clamp(1, partitions.max(1)),
+    }
 }
 
 /// Whether the checkpoint strategy checkpoints after `op` (Data-Juicer's `should_checkpoint`).
@@ -904,7 +904,8 @@ fn log_partition_end(
             );
             e.error_message = Some(format!("{err:#}"));
             e.status = Some("failed");
-            e.meta(json!({"retry_count": 0, "error_type": "str"}))
+            // Partitions are not retried: a failed one fails the job, which resumes.
+            e.meta(json!({"retry_count": 0}))
         }
     };
     e.partition_id = Some(p);
