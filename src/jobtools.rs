@@ -73,7 +73,9 @@ pub fn is_job_dir(dir: &Path) -> bool {
         && (!event_files(dir).is_empty()
             || dir.join("job_summary.json").is_file()
             || dir.join(".lock").is_file()
-            || dir.join("checkpoints/partitioning_info.json").is_file())
+            || JobPaths::new(dir.to_path_buf())
+                .partitioning_info()
+                .is_file())
 }
 
 /// The job's recipe copy in its directory (the YAML file next to `cli.yaml`).
@@ -993,7 +995,9 @@ pub fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result<StopRe
     let success = (exited || released) && progress.status != JobStatus::Running;
     let resumable = success
         && progress.status != JobStatus::Completed
-        && job_dir.join("checkpoints/partitioning_info.json").is_file();
+        && JobPaths::new(job_dir.to_path_buf())
+            .partitioning_info()
+            .is_file();
     let resume_command = resumable.then(|| resume_command(job_dir, &job_id));
     let message = if success {
         let how = if force { "killed" } else { "stopped" };
@@ -1346,9 +1350,8 @@ pub fn render_progress(p: &JobProgress, detailed: bool, work_dir: &Path) -> Stri
             p.job_id
         )),
         JobStatus::Completed => {}
-        _ if p
-            .job_dir
-            .join("checkpoints/partitioning_info.json")
+        _ if JobPaths::new(p.job_dir.clone())
+            .partitioning_info()
             .is_file() =>
         {
             s.push_str(&format!(

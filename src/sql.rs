@@ -35,7 +35,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::events::load_events;
+use crate::job::JobPaths;
 use crate::jobtools::{effective_recipe, is_job_dir, load_job_summary};
+use crate::partitioning::PartitioningInfo;
 
 /// A table (or view) registered for a job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -476,13 +478,17 @@ impl JobSql {
     }
 
     async fn register_input(&mut self, recipe: Option<&Value>, bases: &[PathBuf]) {
-        let info: Option<Value> =
-            std::fs::read_to_string(self.job_dir.join("checkpoints/partitioning_info.json"))
+        let info: Option<PartitioningInfo> =
+            std::fs::read_to_string(JobPaths::new(self.job_dir.clone()).partitioning_info())
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok());
         let dataset = recipe
             .and_then(|r| r["dataset_path"].as_str())
-            .or_else(|| info.as_ref().and_then(|i| i["dataset_path"].as_str()))
+            .or_else(|| {
+                info.as_ref()
+                    .map(|i| i.dataset_path.as_str())
+                    .filter(|d| !d.is_empty())
+            })
             .map(str::to_string);
         let Some(dataset) = dataset else {
             self.warnings.push(
@@ -506,39 +512,22 @@ impl JobSql {
                 return;
             }
         };
-        let saved: Vec<RowRange> = info
-            .as_ref()
-            .and_then(|i| i["partitions"].as_array())
-            .map(|ps| {
-                ps.iter()
-                    .filter_map(|p| {
-                        Some(RowRange {
-                            start: p["start_row"].as_u64()?,
-                            end: p["end_row"].as_u64()?,
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let contiguous = !saved.is_empty()
-            && saved[0].start == 0
-            && saved
-                .windows(2)
-                .all(|w| w[0].end == w[1].start && w[0].start <= w[0].end)
-            && saved.last().is_some_and(|r| r.end == index.total_rows);
-        let ranges = if contiguous {
-            saved
-        } else {
-            if !saved.is_empty() {
-                self.warnings.push(format!(
-                    "the input has {} rows, which the saved partitions do not cover: `input` is the whole input, without input_partition_* tables",
-                    index.total_rows
-                ));
+        // The saved boundaries, validated as a resume validates them.
+        let saved = info.as_ref().map(|i| i.saved_ranges(index.total_rows));
+        let contiguous = matches!(saved, Some(Ok(_)));
+        let ranges = match saved {
+            Some(Ok(saved)) => saved,
+            failed => {
+                if let Some(Err(e)) = failed {
+                    self.warnings.push(format!(
+                        "the saved partitions do not fit the input ({e:#}): `input` is the whole input, without input_partition_* tables"
+                    ));
+                }
+                vec![RowRange {
+                    start: 0,
+                    end: index.total_rows,
+                }]
             }
-            vec![RowRange {
-                start: 0,
-                end: index.total_rows,
-            }]
         };
         let source = path.display().to_string();
         let table = RowRangeTable::new(index.clone(), ranges.clone());
