@@ -187,7 +187,7 @@ pub async fn plan_partitioning(recipe: &Recipe, index: &Arc<InputIndex>) -> Resu
                 np: recipe.np,
                 num_of_partitions: p.num_of_partitions,
                 max_concurrent_partitions: p.max_concurrent_partitions,
-                partitions_per_node: None,
+                partitions_per_node: p.partitions_per_node,
             };
             let n = rec.count_partitions(rows, &cfg);
             for line in &rec.reasoning {

@@ -91,6 +91,8 @@ pub struct PartitionConfig {
     pub size: Option<usize>,
     /// `None` = "auto".
     pub max_concurrent_partitions: Option<usize>,
+    /// Auto mode's cluster bound: partitions per node (`None` = "auto": 2 for CPU-only pipelines).
+    pub partitions_per_node: Option<usize>,
     /// `None` when the recipe does not set it: auto sizing then picks it from available memory.
     pub target_size_mb: Option<i64>,
     pub max_size_mb: i64,
@@ -701,6 +703,7 @@ impl Ctx<'_> {
             num_of_partitions: 4,
             size: None,
             max_concurrent_partitions: None,
+            partitions_per_node: None,
             target_size_mb: None,
             max_size_mb: 64,
         };
@@ -735,6 +738,9 @@ impl Ctx<'_> {
         }
         if let Some(m) = self.int_or_auto(map, &p("max_concurrent_partitions"))? {
             cfg.max_concurrent_partitions = m;
+        }
+        if let Some(n) = self.int_or_auto(map, &p("partitions_per_node"))? {
+            cfg.partitions_per_node = n;
         }
         if let Some(t) = self.typed(map, &p("target_size_mb"), "an integer", Json::as_i64)? {
             cfg.target_size_mb = Some(t);
@@ -1070,6 +1076,24 @@ process:
                 "r.yaml:11: unknown key `partition.num_partitions`; did you mean num_of_partitions"
             ),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn partitions_per_node_is_a_positive_integer_or_auto() {
+        let per_node = |v: &str| {
+            load(RECIPE, &[("partition.partitions_per_node", v)])
+                .map(|r| r.partition.partitions_per_node)
+        };
+        assert_eq!(
+            load(RECIPE, &[]).unwrap().partition.partitions_per_node,
+            None
+        );
+        assert_eq!(per_node("6").unwrap(), Some(6));
+        assert_eq!(per_node("auto").unwrap(), None);
+        assert_eq!(
+            per_node("0").unwrap_err().to_string(),
+            "r.yaml: `partition.partitions_per_node` must be a positive integer or \"auto\", got 0"
         );
     }
 

@@ -807,6 +807,24 @@ fn auto_partitioning_records_its_decision() {
     )
     .unwrap();
     assert_eq!(rec["partitions"]["count"], info["num_partitions"]);
+    // partition.partitions_per_node feeds the cluster bound of the count.
+    let per_node = Job::new();
+    ok(&per_node.run(&[
+        "--job_id",
+        "auto",
+        "--partition.mode",
+        "auto",
+        "--partition.partitions_per_node",
+        "7",
+    ]));
+    assert_eq!(per_node.export(), want);
+    let text = std::fs::read_to_string(
+        per_node
+            .job_dir("auto")
+            .join("metadata/partition_sizing.json"),
+    )
+    .unwrap();
+    assert!(text.contains("7 per node"), "{text}");
     assert_eq!(rec["analysis"]["data"]["primary_modality"], "text");
     assert!(
         rec["reasoning"]
