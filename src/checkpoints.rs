@@ -59,7 +59,7 @@ impl Quarantined {
         e
     }
 
-    /// The warning `dj-run` prints.
+    /// The warning logged (on stderr, and in the job's `logs/`).
     pub fn warning(&self) -> String {
         format!(
             "{} failed verification ({}); moved to {}. Partition {} resumes from an earlier checkpoint or its input.",

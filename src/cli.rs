@@ -81,9 +81,6 @@ fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {
     let report = runtime()?
         .block_on(crate::run::run(&recipe, &opts))
         .with_context(|| format!("recipe {} failed", recipe.file))?;
-    for q in &report.quarantined {
-        eprintln!("warning: {}", q.warning());
-    }
     if let Some(job) = report.job.as_ref().filter(|j| j.already_complete) {
         println!(
             "Job {} is already completed - nothing to do ({})",

@@ -168,7 +168,7 @@ fn corrupt_saved_files_are_moved_aside_and_the_resume_falls_back() {
                 "{what}: {name} moved aside unchanged"
             );
             assert!(
-                stderr.contains(&format!("warning: {}", path.display())),
+                stderr.contains(&format!("{} failed verification", path.display())),
                 "{stderr}"
             );
             let e = invalid
@@ -201,7 +201,7 @@ fn corrupt_saved_files_are_moved_aside_and_the_resume_falls_back() {
         let again = job.run(&resume);
         ok(&again);
         assert!(
-            !String::from_utf8_lossy(&again.stderr).contains("warning:"),
+            !String::from_utf8_lossy(&again.stderr).contains("failed verification"),
             "{}",
             String::from_utf8_lossy(&again.stderr)
         );
