@@ -103,14 +103,18 @@ impl EventLog {
     /// record a stop forced from outside). A line torn by a crash is ended first, so the next
     /// event starts on a line of its own.
     pub fn append_to(path: &Path, job_id: &str) -> Result<EventLog> {
-        let torn = std::fs::read(path)
-            .ok()
-            .is_some_and(|b| b.last().is_some_and(|c| *c != b'\n'));
         let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
             .with_context(|| format!("cannot open {}", path.display()))?;
+        let torn = {
+            use std::os::unix::fs::FileExt;
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let mut last = [b'\n'];
+            len > 0 && file.read_at(&mut last, len - 1).is_ok() && last[0] != b'\n'
+        };
         if torn {
             file.write_all(b"\n")
                 .with_context(|| format!("cannot write {}", path.display()))?;

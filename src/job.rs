@@ -192,7 +192,7 @@ pub fn lock_info(job_dir: &Path) -> LockInfo {
     let Ok(meta) = std::fs::metadata(&path) else {
         return LockInfo::default();
     };
-    let pid = crate::job::lock_pid(job_dir);
+    let pid = lock_pid(job_dir);
     let live = pid.is_some_and(|pid| {
         process_alive(pid) && {
             // A pid reused after the job died belongs to a process younger than the lock.

@@ -4,7 +4,7 @@
 //! used; a file that fails is moved aside into `corrupt/`, never deleted.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::atomic::{AtomicFile, write_atomic};
@@ -108,12 +108,11 @@ impl SealedFile {
         Ok((SealedFile { atomic }, HashingWriter::new(file)))
     }
 
-    /// Makes the file durable, then its seal, then renames the file into place: a file in place
+    /// Makes the seal durable, then the file (fsynced, renamed into place): a file in place
     /// always has a durable seal (a crash in between leaves at worst a seal without its file, or
     /// a new seal over an old file, which then fails verification and is not used).
     pub fn commit(self, writer: HashingWriter<File>) -> io::Result<Seal> {
         let (file, seal) = writer.into_parts();
-        file.sync_all()?;
         let record = serde_json::to_vec(&seal).map_err(io::Error::other)?;
         write_atomic(&seal_path(self.atomic.dest()), &record)?;
         self.atomic.commit(file)?;
@@ -164,16 +163,12 @@ pub fn verify(path: &Path) -> Result<Seal, IntegrityError> {
             actual,
         });
     }
-    let mut hasher = blake3::Hasher::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf).map_err(io_err)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    let digest = hasher.finalize().to_hex().to_string();
+    let digest = blake3::Hasher::new()
+        .update_reader(&mut file)
+        .map_err(io_err)?
+        .finalize()
+        .to_hex()
+        .to_string();
     if digest != seal.blake3 {
         return Err(IntegrityError::Digest {
             path: path.to_path_buf(),

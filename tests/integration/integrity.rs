@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::ok;
-use crate::resume::{Job, events, fails_with, forget_completion, fresh};
+use crate::resume::{Job, events, fails_with, forget_completion, fresh, partition_ops};
 
 #[test]
 fn a_completed_job_is_validated_before_nothing_to_do() {
@@ -69,20 +69,6 @@ fn checkpoint(job: &Job, id: &str, op: usize, p: usize, ext: &str) -> PathBuf {
     ))
 }
 
-/// Which (partition, op) each partition resumed from.
-fn loads(dir: &Path) -> Vec<(u64, u64)> {
-    events(dir)
-        .iter()
-        .filter(|e| e["event_type"] == "checkpoint_load")
-        .map(|e| {
-            (
-                e["partition_id"].as_u64().unwrap(),
-                e["operation_idx"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// Corrupted checkpoints and key files, in every storage format: each is moved aside (never
 /// deleted) with a warning, an event and a line in `dj-job monitor --detailed`; each partition
 /// falls back to its newest valid checkpoint or its input; the export is the uninterrupted one.
@@ -140,7 +126,11 @@ fn corrupt_saved_files_are_moved_aside_and_the_resume_falls_back() {
         ok(&out);
         let what = format!("{format}/{compression}");
         assert_eq!(job.export(), want, "{what}: export after resume");
-        assert_eq!(loads(&dir), [(0, 2), (1, 2), (2, 1)], "{what}");
+        assert_eq!(
+            partition_ops(&dir, "checkpoint_load"),
+            [(0, 2), (1, 2), (2, 1)],
+            "{what}"
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         let invalid: Vec<serde_json::Value> = events(&dir)
             .into_iter()

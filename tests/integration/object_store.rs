@@ -64,6 +64,14 @@ impl S3Server {
         server
     }
 
+    /// A server whose bucket holds the golden corpus at `input/corpus.jsonl`; its bytes.
+    fn with_corpus() -> (S3Server, Vec<u8>) {
+        let s3 = S3Server::start();
+        let corpus = std::fs::read(repo().join("tests/golden/corpus.jsonl")).unwrap();
+        s3.put("input/corpus.jsonl", &corpus);
+        (s3, corpus)
+    }
+
     /// One plain HTTP request (moto does not check signatures): status and body.
     fn http(&self, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
@@ -218,10 +226,8 @@ fn count_checkpoints(dir: &Path, job: &str) -> usize {
 
 #[test]
 fn dataset_export_and_job_directory_on_s3_resume_on_another_machine() {
-    let s3 = S3Server::start();
+    let (s3, corpus) = S3Server::with_corpus();
     let tmp = tempfile::tempdir().unwrap();
-    let corpus = std::fs::read(repo().join("tests/golden/corpus.jsonl")).unwrap();
-    s3.put("input/corpus.jsonl", &corpus);
 
     // The local reference.
     let data = tmp.path().join("corpus.jsonl");
@@ -465,10 +471,8 @@ fn proxy_one(
 /// another machine from what was published, to the export of a run without faults.
 #[test]
 fn failed_uploads_are_retried_and_an_outage_leaves_the_job_resumable() {
-    let s3 = S3Server::start();
+    let (s3, _) = S3Server::with_corpus();
     let tmp = tempfile::tempdir().unwrap();
-    let corpus = std::fs::read(repo().join("tests/golden/corpus.jsonl")).unwrap();
-    s3.put("input/corpus.jsonl", &corpus);
     let remote = |name: &str| {
         recipe(
             &tmp.path().join(name),

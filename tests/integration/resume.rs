@@ -291,28 +291,11 @@ fn resume_runs_only_unfinished_work() {
     std::fs::remove_file(job.path("out/result.jsonl")).unwrap();
     ok(&job.run(&["--resume", &id]));
     assert_eq!(job.export(), export);
-    let ev = events(&dir);
-    let loads: Vec<(u64, u64)> = ev
-        .iter()
-        .filter(|e| e["event_type"] == "checkpoint_load")
-        .map(|e| {
-            (
-                e["partition_id"].as_u64().unwrap(),
-                e["operation_idx"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(loads, [(0, 3), (1, 2), (2, 0)]);
-    let started: Vec<(u64, u64)> = ev
-        .iter()
-        .filter(|e| e["event_type"] == "op_start")
-        .map(|e| {
-            (
-                e["partition_id"].as_u64().unwrap(),
-                e["operation_idx"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    assert_eq!(
+        partition_ops(&dir, "checkpoint_load"),
+        [(0, 3), (1, 2), (2, 0)]
+    );
+    let started = partition_ops(&dir, "op_start");
     assert!(
         !started.iter().any(|(p, _)| *p == 0),
         "finished partition 0 was recomputed: {started:?}"
@@ -484,6 +467,38 @@ pub(crate) fn wait_for_events(dir: &Path, n: usize, child: &mut std::process::Ch
     panic!("timed out waiting for {n} events");
 }
 
+/// (partition, op) of every `event_type` event of a job, in log order.
+pub(crate) fn partition_ops(dir: &Path, event_type: &str) -> Vec<(u64, u64)> {
+    events(dir)
+        .iter()
+        .filter(|e| e["event_type"] == event_type)
+        .map(|e| {
+            (
+                e["partition_id"].as_u64().unwrap(),
+                e["operation_idx"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Starts `job` as `id`, kill -9s it right after its `n`-th event (of the reference run's
+/// `total`) and waits for it; fails if the job ended before, as nothing would be tested.
+fn kill_9_after_event(job: &Job, id: &str, n: usize, total: usize) {
+    let mut child = job
+        .command(&["--job_id", id])
+        .env("DJ_EVENT_DELAY_MS", "15")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for_events(&job.job_dir(id), n, &mut child),
+        "the job ended before its event {n} (of {total}): nothing was killed"
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+}
+
 /// kill -9 after the n-th event, for n across the whole run, then resume: the export is always
 /// the uninterrupted one, rows and order.
 #[test]
@@ -510,19 +525,7 @@ fn kill_9_at_many_moments_then_resume_gives_the_same_export() {
     for n in moments {
         let job = Job::new();
         let id = format!("kill_{n}");
-        let mut child = job
-            .command(&["--job_id", &id])
-            .env("DJ_EVENT_DELAY_MS", "15")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        assert!(
-            wait_for_events(&job.job_dir(&id), n, &mut child),
-            "the job ended before its event {n} (of {total}): nothing was killed"
-        );
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        kill_9_after_event(&job, &id, n, total);
         let info_path = job.job_dir(&id).join("checkpoints/partitioning_info.json");
         if let Ok(text) = std::fs::read_to_string(&info_path) {
             checkpoints_have_hashes(&job.job_dir(&id), &text, n);
@@ -807,6 +810,14 @@ fn auto_partitioning_records_its_decision() {
     )
     .unwrap();
     assert_eq!(rec["partitions"]["count"], info["num_partitions"]);
+    assert_eq!(rec["analysis"]["data"]["primary_modality"], "text");
+    assert!(
+        rec["reasoning"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str().unwrap().starts_with("complexity: "))
+    );
     // partition.partitions_per_node feeds the cluster bound of the count.
     let per_node = Job::new();
     ok(&per_node.run(&[
@@ -825,14 +836,6 @@ fn auto_partitioning_records_its_decision() {
     )
     .unwrap();
     assert!(text.contains("7 per node"), "{text}");
-    assert_eq!(rec["analysis"]["data"]["primary_modality"], "text");
-    assert!(
-        rec["reasoning"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r.as_str().unwrap().starts_with("complexity: "))
-    );
 }
 
 /// Selectors are global like dedup: their per-partition values are saved, so a job killed after
@@ -856,19 +859,7 @@ fn kill_9_then_resume_through_selectors() {
     for n in moments {
         let job = Job::with_recipe(&recipe);
         let id = format!("kill_{n}");
-        let mut child = job
-            .command(&["--job_id", &id])
-            .env("DJ_EVENT_DELAY_MS", "15")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        assert!(
-            wait_for_events(&job.job_dir(&id), n, &mut child),
-            "the job ended before its event {n} (of {total}): nothing was killed"
-        );
-        child.kill().unwrap();
-        child.wait().unwrap();
+        kill_9_after_event(&job, &id, n, total);
         let out = job.run(&["--resume", &id]);
         ok(&out);
         assert_eq!(job.export(), want, "after kill at event {n}");
