@@ -1,0 +1,130 @@
+//! Unigram segmentation: sentencepiece's `Model::EncodeOptimized` Viterbi over byte
+//! positions, keeping only the best path ending at each position. Scores and tie-breaks
+//! follow the C++ arithmetic exactly (see `encode`).
+
+use crate::Segment;
+use crate::normalizer::one_char_len;
+use crate::proto::PieceType;
+use crate::vocab::Vocab;
+
+/// sentencepiece's `kUnkPenalty`: an unknown character scores this much below the worst piece.
+const UNK_PENALTY: f32 = 10.0;
+
+/// Best path ending at a byte position.
+#[derive(Clone, Copy)]
+pub(crate) struct BestPath {
+    score: f32,
+    /// Where the last piece starts; -1 while no path reaches this position.
+    starts_at: isize,
+    id: u32,
+}
+
+const UNREACHED: BestPath = BestPath {
+    score: 0.0,
+    starts_at: -1,
+    id: 0,
+};
+
+/// sentencepiece 0.2.3 re-bases path scores once they leave this range (float precision).
+const SCORE_RESET_THRESHOLD: f32 = 100_000.0;
+
+/// `GetUserDefinedScore`: `0.1 * (length - 1)` in double, returned as float. User-defined
+/// pieces thereby beat any segmentation into normal (log-probability, <= 0) pieces, and
+/// longer ones beat shorter ones.
+#[inline]
+fn user_defined_score(length: usize) -> f32 {
+    (0.1 * (length as f64 - 1.0)) as f32
+}
+
+/// Appends the segmentation of `text` (already normalized) to `out`.
+///
+/// Mirrors sentencepiece 0.2.3's `EncodeOptimized`: all arithmetic is `f32`; for each end
+/// position the first candidate (by start position, then piece length) wins ties because
+/// replacement needs a strictly better score; an unknown-character candidate is only added
+/// when no single-character piece starts at a position; and when the running score leaves
+/// +-100000 every reached position up to the frontier is re-based on it.
+pub(crate) fn encode(vocab: &Vocab, text: &[u8], best: &mut Vec<BestPath>, out: &mut Vec<Segment>) {
+    let size = text.len();
+    if size == 0 {
+        return;
+    }
+    best.clear();
+    best.resize(size + 1, UNREACHED);
+    let unk_score = vocab.min_score - UNK_PENALTY;
+    let mut max_frontier = 0usize;
+
+    let mut starts_at = 0;
+    while starts_at < size {
+        let mut till_here = best[starts_at].score;
+        // Written as in the C++ (not `!range.contains`) so that NaN never triggers it.
+        #[allow(clippy::manual_range_contains)]
+        if till_here < -SCORE_RESET_THRESHOLD || till_here > SCORE_RESET_THRESHOLD {
+            if let Some(span) = best.get_mut(starts_at..=max_frontier) {
+                for (k, node) in span.iter_mut().enumerate() {
+                    if k == 0 || node.starts_at != -1 {
+                        node.score -= till_here;
+                    }
+                }
+            }
+            till_here = 0.0;
+        }
+        let mblen = one_char_len(text[starts_at]).min(size - starts_at);
+        let mut has_single_node = false;
+        vocab
+            .lookup
+            .for_each_prefix(&text[starts_at..], |length, id| {
+                let id = id as u32;
+                let kind = vocab.kind(id);
+                if kind == PieceType::Unused {
+                    return;
+                }
+                max_frontier = max_frontier.max(starts_at + length);
+                let score = if kind == PieceType::UserDefined {
+                    user_defined_score(length)
+                } else {
+                    vocab.score(id)
+                };
+                let candidate = score + till_here;
+                let target = &mut best[starts_at + length];
+                if target.starts_at == -1 || candidate > target.score {
+                    *target = BestPath {
+                        score: candidate,
+                        starts_at: starts_at as isize,
+                        id,
+                    };
+                }
+                has_single_node |= length == mblen;
+            });
+        if !has_single_node {
+            max_frontier = max_frontier.max(starts_at + mblen);
+            let candidate = unk_score + till_here;
+            let target = &mut best[starts_at + mblen];
+            if target.starts_at == -1 || candidate > target.score {
+                *target = BestPath {
+                    score: candidate,
+                    starts_at: starts_at as isize,
+                    id: vocab.unk_id,
+                };
+            }
+        }
+        starts_at += mblen;
+    }
+
+    // Backtrack from the end, then put the pieces in text order.
+    let first = out.len();
+    let mut ends_at = size;
+    while ends_at > 0 {
+        let node = best[ends_at];
+        let start = match usize::try_from(node.starts_at) {
+            Ok(start) if start < ends_at => start,
+            // Unreachable for well-formed UTF-8; degrade to one unknown piece, never panic.
+            _ => {
+                out.push(Segment::new(0, ends_at, vocab.unk_id));
+                break;
+            }
+        };
+        out.push(Segment::new(start, ends_at, node.id));
+        ends_at = start;
+    }
+    out[first..].reverse();
+}
