@@ -572,18 +572,24 @@ impl OpComplexity {
 }
 
 /// High if the lower-cased name contains embedding, similarity, model, neural, vision or audio;
-/// else medium if it contains filter, deduplicator or mapper; else low.
+/// else medium if it contains filter, deduplicator or mapper; else low. Unlike Data-Juicer, ops
+/// that run a model on every sample ([`dj_udfs::registry::MODEL_BASED_OPS`]: language ID,
+/// perplexity, token counting) are high too, as the seed document's categories put model
+/// inference.
 pub fn op_complexity(name: &str) -> OpComplexity {
-    let name = name.to_lowercase();
-    let has = |kws: &[&str]| kws.iter().any(|k| name.contains(k));
-    if has(&[
-        "embedding",
-        "similarity",
-        "model",
-        "neural",
-        "vision",
-        "audio",
-    ]) {
+    let lower = name.to_lowercase();
+    let has = |kws: &[&str]| kws.iter().any(|k| lower.contains(k));
+    let runs_model = dj_udfs::registry::MODEL_BASED_OPS.contains(&name);
+    if runs_model
+        || has(&[
+            "embedding",
+            "similarity",
+            "model",
+            "neural",
+            "vision",
+            "audio",
+        ])
+    {
         OpComplexity::High
     } else if has(&["filter", "deduplicator", "mapper"]) {
         OpComplexity::Medium
@@ -1391,6 +1397,9 @@ mod tests {
             ("Model_Z", High), // lower-cased
             ("audio_duration_filter", High),
             ("Text_Length_FILTER", Medium),
+            ("language_id_score_filter", High),
+            ("perplexity_filter", High),
+            ("token_num_filter", High),
             ("document_minhash_deduplicator", Medium),
             ("clean_email_mapper", Medium),
             ("random_selector", Low),
@@ -1424,7 +1433,9 @@ mod tests {
             "document_deduplicator",
         ];
         let c = pipeline_complexity(&demo);
-        assert_eq!((c.high, c.medium, c.low, c.score), (0, 10, 0, 3.0));
+        // Data-Juicer rates language_id_score_filter medium (0, 10, 0, 3.0); it runs a model on
+        // every sample, so here it is high.
+        assert_eq!((c.high, c.medium, c.low, c.score), (1, 9, 0, 3.1));
         let kinds: Vec<String> = [
             "image_text_similarity_filter",
             "video_captioning_from_audio_mapper",

@@ -40,7 +40,13 @@ pub async fn explain(recipe: &Recipe) -> Result<Explained> {
         ops: recipe
             .process
             .iter()
-            .map(|o| format!("#{} {} ({})", o.index, o.name, o.spec.kind.as_str()))
+            .map(|o| {
+                let mut line = format!("#{} {} ({})", o.index, o.name, o.spec.kind.as_str());
+                for m in &o.models {
+                    line.push_str(&format!("; loads {} {}", m.kind, m.path.display()));
+                }
+                line
+            })
             .collect(),
         logical_plan: lines(optimized.display_indent().to_string()),
         physical_plan: lines(displayable(job.physical.as_ref()).indent(false).to_string()),

@@ -69,6 +69,9 @@ pub struct CompiledRecipe {
     pub counters: Arc<OpCounters>,
 }
 
+/// Temporary column holding a field filter's joint stats between two projections.
+const JOINT_COLUMN: &str = "__dj__joint_stats";
+
 fn column(name: &str) -> Expr {
     Expr::Column(Column::new_unqualified(name))
 }
@@ -488,18 +491,37 @@ fn compile_field_filter(
     let plan = if missing.is_empty() {
         plan
     } else {
+        // Joint stats are all recomputed when one is missing (as Data-Juicer's language ID does),
+        // from one call kept in a temporary column.
+        let (plan, stats_input, recompute): (_, _, Vec<&dj_udfs::FieldStat>) = match &f.joint {
+            Some(joint) => (
+                LogicalPlanBuilder::from(plan)
+                    .project(with_column(
+                        &schema,
+                        JOINT_COLUMN,
+                        joint.call(vec![input.clone()]),
+                    ))?
+                    .build()?,
+                column(JOINT_COLUMN),
+                f.stats.iter().collect(),
+            ),
+            None => (plan, input.clone(), missing),
+        };
         let mut args = Vec::new();
         for field in existing.iter().flatten() {
-            args.push(lit(field.name().as_str()));
-            args.push(get_field(column(STATS_COLUMN), field.name().as_str()));
+            let name = field.name().as_str();
+            args.push(lit(name));
+            match recompute.iter().find(|s| s.key == name) {
+                Some(stat) => args.push(stat.udf.call(vec![stats_input.clone()])),
+                None => args.push(get_field(column(STATS_COLUMN), name)),
+            }
         }
-        for stat in missing {
+        for stat in recompute.iter().filter(|s| !has(&s.key)) {
             args.push(lit(stat.key.as_str()));
-            args.push(stat.udf.call(vec![input.clone()]));
+            args.push(stat.udf.call(vec![stats_input.clone()]));
         }
-        let computed = LogicalPlanBuilder::from(plan)
-            .project(with_column(&schema, STATS_COLUMN, named_struct(args)))?
-            .build()?;
+        let columns = with_column(&schema, STATS_COLUMN, named_struct(args));
+        let computed = LogicalPlanBuilder::from(plan).project(columns)?.build()?;
         boundary(
             computed,
             Boundary::Stats(op.index),

@@ -160,6 +160,8 @@ pub struct OpConfig {
     pub spec: &'static OpSpec,
     pub params: Params,
     pub operator: Operator,
+    /// The model files the op loaded (shared per process), for `dj-plan explain`.
+    pub models: Vec<dj_udfs::models::ModelUse>,
     /// YAML line of the entry, when known.
     pub line: Option<usize>,
 }
@@ -230,6 +232,7 @@ const READ_KEYS: &[&str] = &[
     "keep_stats_in_res_ds",
     "keep_hashes_in_res_ds",
     "event_logging",
+    "model_dir",
 ];
 
 /// Data-Juicer keys accepted without effect here (tracing, caching, Ray and analysis settings).
@@ -415,7 +418,9 @@ impl Recipe {
             _ => true,
         };
         let default_text_key = text_keys[0].clone();
-        let process = ctx.process(map.get("process"), &default_text_key)?;
+        // Model-based ops look here first (their own `model_dir` parameter, filled in from it).
+        let model_dir = ctx.string(map, "model_dir")?;
+        let process = ctx.process(map.get("process"), &default_text_key, model_dir.as_deref())?;
 
         let job_id = ctx.string(map, "job_id")?;
         Ok(Recipe {
@@ -887,6 +892,7 @@ impl Ctx<'_> {
         &self,
         v: Option<&Json>,
         default_text_key: &str,
+        model_dir: Option<&str>,
     ) -> Result<Vec<OpConfig>, RecipeError> {
         let entries = match v {
             None | Some(Json::Null) => return Ok(vec![]),
@@ -934,28 +940,34 @@ impl Ctx<'_> {
                 message: format!("process entry {}: {e}", index + 1),
             })?;
             let mut given = given;
+            if let Some(dir) = model_dir
+                && !given.contains_key("model_dir")
+                && spec.all_params().iter().any(|p| p.name == "model_dir")
+            {
+                given.insert("model_dir".into(), Json::String(dir.to_string()));
+            }
             if !given.contains_key("text_key") {
                 given.insert(
                     "text_key".into(),
                     Json::String(default_text_key.to_string()),
                 );
             }
-            let (params, operator) =
-                spec.instantiate(&given)
-                    .map_err(|e: ParamError| RecipeError::Invalid {
-                        file: self.file.into(),
-                        line: self
-                            .lines
-                            .find(&["process", &idx, &name, e.param()])
-                            .or(line),
-                        message: e.to_string(),
-                    })?;
+            let (built, models) = dj_udfs::models::collect_uses(|| spec.instantiate(&given));
+            let (params, operator) = built.map_err(|e: ParamError| RecipeError::Invalid {
+                file: self.file.into(),
+                line: self
+                    .lines
+                    .find(&["process", &idx, &name, e.param()])
+                    .or(line),
+                message: e.to_string(),
+            })?;
             ops.push(OpConfig {
                 index,
                 name,
                 spec,
                 params,
                 operator,
+                models,
                 line,
             });
         }

@@ -19,6 +19,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."          # /work/main: recipes use paths relative to it
 DJ_REF=${DJ_REF:-/work/shared/tools/dj-reference}
+# The fixture models (data/models: fastText, SentencePiece, KenLM, a Hugging Face tokenizer) serve as
+# Data-Juicer's model cache and as the hub cache; they must be in place (data/models/make_models.sh).
+export DATA_JUICER_MODELS_CACHE=$PWD/data/models HF_HUB_CACHE=$PWD/data/models
 SCRATCH=/tmp/dj-golden
 GOLD=tests/golden
 PY=${PYTHON:-python3}

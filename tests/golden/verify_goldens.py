@@ -110,6 +110,21 @@ def run(recipe):
             if a != b: print("  G:", a[:300]); print("  M:", b[:300]); break
 import glob
 bad = 0
+MODELLED = set(DEF) | {"whitespace_normalization_mapper", "punctuation_normalization_mapper",
+                       "clean_email_mapper", "clean_links_mapper", "document_deduplicator"}
+
+
+def modelled(recipe):
+    """Recipes over corpus.jsonl whose ops are all modelled here (no tokenizer models)."""
+    cfg = yaml.safe_load(open(G + "recipes/" + recipe + ".yaml"))
+    if cfg.get("dataset_path") != "tests/golden/corpus.jsonl":
+        return False
+    ops = [next(iter(o.items())) for o in cfg["process"]]
+    return all(op in MODELLED and not (p or {}).get("tokenization") for op, p in ops)
+
+
 for f in sorted(glob.glob(G + "recipes/*.yaml")):
-    run(os.path.basename(f)[:-5])
+    name = os.path.basename(f)[:-5]
+    if modelled(name):
+        run(name)
 sys.exit(1 if bad else 0)

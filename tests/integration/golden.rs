@@ -10,7 +10,9 @@ fn check(name: &str, overrides: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
     let export = dir.path().join(format!("{name}.jsonl"));
     let export_s = export.to_str().unwrap().to_string();
-    let mut o: Vec<(&str, &str)> = vec![("export_path", &export_s)];
+    // The fixture models stand in for Data-Juicer's model cache (the goldens were made with them).
+    let models = repo().join("data/models").display().to_string();
+    let mut o: Vec<(&str, &str)> = vec![("export_path", &export_s), ("model_dir", &models)];
     o.extend_from_slice(overrides);
     let recipe = load(
         &repo().join(format!("tests/golden/recipes/{name}.yaml")),

@@ -8,5 +8,6 @@ mod formats;
 mod golden;
 mod integrity;
 mod jobtools;
+mod models;
 mod object_store;
 mod resume;

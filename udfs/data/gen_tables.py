@@ -9,6 +9,7 @@ Outputs (one entry per line, hex code points):
                           single-code-point keys of emoji.EMOJI_DATA); multi-code-point emoji can
                           never equal one character and are left out.
   py_isalnum.txt          ranges `start end` of code points where Python's str.isalnum() is true.
+  py_isalpha.txt          ranges `start end` of code points where Python's str.isalpha() is true.
   regex_word.txt          ranges where the `regex` module's \\w matches (str pattern, V0).
   regex_digit.txt         ranges where the `regex` module's \\d matches.
   py_lower.txt            `cp: cp cp ...` for every code point whose Python str.lower() differs.
@@ -56,6 +57,7 @@ def main():
         for c in singles:
             f.write(f"{c:X}\n")
     write_ranges("py_isalnum.txt", ranges(str.isalnum))
+    write_ranges("py_isalpha.txt", ranges(str.isalpha))
     w = regex.compile(r"\w")
     d = regex.compile(r"\d")
     write_ranges("regex_word.txt", ranges(lambda ch: w.match(ch) is not None))

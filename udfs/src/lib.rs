@@ -4,9 +4,11 @@
 //! applies it to whole Arrow string arrays. [`registry`] maps Data-Juicer op names to their parameter
 //! schema and constructor, so a recipe's `process:` list can be validated and built.
 
+pub(crate) mod cache_dirs;
 pub mod dedup;
 pub mod filter;
 pub mod mapper;
+pub mod models;
 pub mod numpy_rng;
 pub mod operator;
 pub mod params;

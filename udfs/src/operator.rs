@@ -56,6 +56,10 @@ pub struct FieldFilterOp {
     /// (Data-Juicer's image filters treat a sample without `images` as having none).
     pub optional: bool,
     pub stats: Vec<FieldStat>,
+    /// Stats that come from one expensive call (language ID's label and score): this UDF computes
+    /// them at once from the field, as a struct, and each stat's UDF then reads its value from
+    /// that struct instead of from the field.
+    pub joint: Option<Arc<ScalarUDF>>,
     pub keep: Arc<ScalarUDF>,
 }
 
@@ -63,7 +67,7 @@ pub struct FieldFilterOp {
 #[derive(Debug, Clone)]
 pub struct FieldStat {
     pub key: String,
-    /// Field value -> stat value.
+    /// Field value (or the [`FieldFilterOp::joint`] struct) -> stat value.
     pub udf: Arc<ScalarUDF>,
 }
 

@@ -29,6 +29,12 @@ pub enum ParamError {
         param: String,
         message: String,
     },
+    /// A model file the op needs is missing or unreadable.
+    #[error("operator {op}: {source}")]
+    Model {
+        op: String,
+        source: Box<crate::models::ModelError>,
+    },
 }
 
 impl ParamError {
@@ -38,6 +44,8 @@ impl ParamError {
             ParamError::Unknown { param, .. }
             | ParamError::WrongType { param, .. }
             | ParamError::Invalid { param, .. } => param,
+            // Not about one parameter: errors point at the op's entry.
+            ParamError::Model { .. } => "",
         }
     }
 }
@@ -217,7 +225,8 @@ pub struct Params {
 
 impl Params {
     /// Checks `given` against `specs`: unknown names and ill-typed values are errors. An integer
-    /// given for a float parameter is accepted, as Python does.
+    /// given for a float parameter is accepted, as Python does, and so is a whole float for an
+    /// integer one.
     pub fn validate(
         op: &str,
         specs: &[ParamSpec],
@@ -235,6 +244,20 @@ impl Params {
                     param: name.clone(),
                     suggestions: closest_names(name, &names),
                 });
+            };
+            // A whole number written as a float (`max_len: 5e5`, which YAML reads as a float) is
+            // an integer: Data-Juicer takes it for one, and its published recipes use that form.
+            let value = &match value.as_f64() {
+                Some(f)
+                    if spec.ty == ParamType::Int
+                        && !value.is_i64()
+                        && !value.is_u64()
+                        && f.fract() == 0.0
+                        && f.abs() < 9.2e18 =>
+                {
+                    Value::from(f as i64)
+                }
+                _ => value.clone(),
             };
             // `None` is always accepted: it selects the op's built-in behaviour.
             if !value.is_null() && !spec.ty.accepts(value) {
@@ -303,6 +326,14 @@ impl Params {
     }
 
     /// An error about parameter `name` of this op, for constructors' own checks.
+    /// A model the op needs is not available.
+    pub fn model_error(&self, source: crate::models::ModelError) -> ParamError {
+        ParamError::Model {
+            op: self.op.clone(),
+            source: Box::new(source),
+        }
+    }
+
     pub fn invalid(&self, name: &str, message: impl Into<String>) -> ParamError {
         ParamError::Invalid {
             op: self.op.clone(),
@@ -379,6 +410,19 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "parameter `min_len` of x_filter must be an integer, got string \"ten\""
+        );
+    }
+
+    #[test]
+    fn a_whole_float_is_an_integer_and_a_fraction_is_not() {
+        let given = json!({"min_len": 5e5}).as_object().unwrap().clone();
+        let p = Params::validate("x_filter", &specs(), &given).unwrap();
+        assert_eq!(p.int("min_len"), Some(500000));
+        let given = json!({"min_len": 2.5}).as_object().unwrap().clone();
+        let e = Params::validate("x_filter", &specs(), &given).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "parameter `min_len` of x_filter must be an integer, got number 2.5"
         );
     }
 }

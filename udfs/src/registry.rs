@@ -55,6 +55,9 @@ impl OpSpec {
     /// The op's own parameters followed by the base parameters of its kind.
     pub fn all_params(&self) -> Vec<ParamSpec> {
         let mut p = (self.params)();
+        if MODEL_BASED_OPS.contains(&self.name) || TOKENIZING_OPS.contains(&self.name) {
+            p.push(crate::models::model_dir_param());
+        }
         p.extend(base_params());
         if self.kind == OpKind::Filter {
             p.extend(filter_base_params());
@@ -91,17 +94,28 @@ pub fn lookup(name: &str) -> Option<&'static OpSpec> {
     registry().iter().find(|s| s.name == name)
 }
 
+/// Supported ops that always run a model (fastText, KenLM, a tokenizer) on every sample: the
+/// expensive ones that auto sizing weighs as high complexity and checkpoints exist for.
+pub const MODEL_BASED_OPS: &[&str] = &[
+    "language_id_score_filter",
+    "perplexity_filter",
+    "token_num_filter",
+];
+
+/// Ops that load a model with some parameters (`tokenization: true`): with [`MODEL_BASED_OPS`],
+/// the ops that take the `model_dir` parameter.
+const TOKENIZING_OPS: &[&str] = &[
+    "words_num_filter",
+    "word_repetition_filter",
+    "stopwords_filter",
+    "flagged_words_filter",
+    "alphanumeric_filter",
+    "remove_words_with_incorrect_substrings_mapper",
+    "document_minhash_deduplicator",
+];
+
 /// Data-Juicer ops that need a downloaded model or an external service, with what they need.
 pub const MODEL_OPS: &[(&str, &str)] = &[
-    (
-        "language_id_score_filter",
-        "the fastText language-id model lid.176.bin",
-    ),
-    (
-        "perplexity_filter",
-        "a KenLM language model and a SentencePiece tokenizer",
-    ),
-    ("token_num_filter", "a Hugging Face tokenizer"),
     ("text_action_filter", "a spaCy model"),
     ("text_entity_dependency_filter", "a spaCy model"),
     ("image_aesthetics_filter", "an aesthetics predictor model"),
@@ -182,10 +196,10 @@ mod tests {
 
     #[test]
     fn model_op_names_its_model() {
-        let e = resolve("perplexity_filter").unwrap_err();
+        let e = resolve("text_action_filter").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "operator perplexity_filter needs a KenLM language model and a SentencePiece tokenizer, not supported yet"
+            "operator text_action_filter needs a spaCy model, not supported yet"
         );
     }
 }

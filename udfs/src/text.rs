@@ -241,6 +241,20 @@ pub fn is_py_alnum(c: char) -> bool {
     }
 }
 
+static PY_ALPHA: LazyLock<CharSet> =
+    LazyLock::new(|| CharSet::parse(include_str!("../data/py_isalpha.txt")));
+
+/// Python `str.isalpha()` for one character (CPython 3.11, Unicode 14.0: categories Lu Ll Lt Lm
+/// Lo), from the reference interpreter's table.
+#[inline]
+pub fn is_py_alpha(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphabetic()
+    } else {
+        PY_ALPHA.contains(c)
+    }
+}
+
 static SPECIAL_CHARACTERS: LazyLock<CharSet> =
     LazyLock::new(|| CharSet::parse(include_str!("../data/special_characters.txt")));
 

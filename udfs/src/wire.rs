@@ -52,6 +52,7 @@ pub fn operator_udfs(op: &Operator) -> Vec<Arc<ScalarUDF>> {
             .stats
             .iter()
             .map(|s| s.udf.clone())
+            .chain(f.joint.clone())
             .chain([f.keep.clone()])
             .collect(),
         Operator::Selector(s) => s.value_udf.iter().cloned().collect(),

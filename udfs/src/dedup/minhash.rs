@@ -47,6 +47,8 @@ use datafusion_expr::{
 use serde_json::{Value, json};
 use sha1::{Digest, Sha1};
 
+use crate::models::SentencePiece;
+
 use crate::mapper::clean::{PyRegex, Template};
 use crate::operator::{DedupKind, DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -275,6 +277,8 @@ pub enum Tokenization {
     Punctuation,
     /// Runs of w code points.
     Character,
+    /// SentencePiece pieces (`tokenizer_model`), w pieces concatenated without a separator.
+    SentencePiece,
 }
 
 impl Tokenization {
@@ -329,6 +333,8 @@ pub struct Shingler {
     window_size: usize,
     lowercase: bool,
     ignore: Option<(PyRegex, Template)>,
+    /// The model of [`Tokenization::SentencePiece`] (set by [`Shingler::with_pieces`]).
+    pieces: Option<Arc<SentencePiece>>,
 }
 
 impl Shingler {
@@ -358,7 +364,14 @@ impl Shingler {
             window_size,
             lowercase,
             ignore,
+            pieces: None,
         })
+    }
+
+    /// Gives [`Tokenization::SentencePiece`] its model.
+    pub fn with_pieces(mut self, model: Arc<SentencePiece>) -> Shingler {
+        self.pieces = Some(model);
+        self
     }
 
     /// The text that is shingled: optionally lower-cased, then without the ignore pattern's
@@ -400,11 +413,20 @@ impl Shingler {
             }
             Tokenization::Space => {
                 let tokens: Vec<&str> = split_on_whitespace(&text, false, false).collect();
-                joined_windows(&tokens, w, f);
+                joined_windows(&tokens, w, f, b" ");
             }
             Tokenization::Punctuation => {
                 let tokens: Vec<&str> = text.split(is_regex_punctuation).collect();
-                joined_windows(&tokens, w, f);
+                joined_windows(&tokens, w, f, b" ");
+            }
+            Tokenization::SentencePiece => {
+                let model = self
+                    .pieces
+                    .as_ref()
+                    .expect("SentencePiece shingles are only built with their model");
+                let pieces = model.encode_as_pieces(&text);
+                let tokens: Vec<&str> = pieces.iter().map(String::as_str).collect();
+                joined_windows(&tokens, w, f, b"");
             }
         }
     }
@@ -421,6 +443,12 @@ pub struct MinHasher {
 }
 
 impl MinHasher {
+    /// Gives [`Tokenization::SentencePiece`] its model.
+    pub fn with_pieces(mut self, model: Arc<SentencePiece>) -> MinHasher {
+        self.shingler = self.shingler.with_pieces(model);
+        self
+    }
+
     /// Builds the hasher. Errors (as text) for a zero window or permutation count, zero band
     /// parameters, and an ignore pattern that does not compile.
     pub fn new(cfg: &MinHashConfig) -> std::result::Result<MinHasher, String> {
@@ -606,13 +634,13 @@ fn bracket_unicode_classes(p: &str) -> Cow<'_, str> {
 }
 
 /// Calls `f` with `tokens[i..i+w].join(" ")` for every window (none when fewer than w tokens).
-fn joined_windows(tokens: &[&str], w: usize, mut f: impl FnMut(&[u8])) {
+fn joined_windows(tokens: &[&str], w: usize, mut f: impl FnMut(&[u8]), sep: &[u8]) {
     let mut buf = Vec::new();
     for win in tokens.windows(w) {
         buf.clear();
         for (j, t) in win.iter().enumerate() {
             if j > 0 {
-                buf.push(b' ');
+                buf.extend_from_slice(sep);
             }
             buf.extend_from_slice(t.as_bytes());
         }
@@ -1339,7 +1367,7 @@ pub fn document_minhash_deduplicator_spec() -> OpSpec {
             use ParamType::*;
             let mut params = shingle_param_specs(
                 TOKENIZATIONS,
-                "shingle units: space, punctuation or character (sentencepiece needs a model, not supported yet)",
+                "shingle units: space, punctuation, character or sentencepiece (pieces of tokenizer_model)",
                 5,
             );
             params.extend([
@@ -1366,7 +1394,7 @@ pub fn document_minhash_deduplicator_spec() -> OpSpec {
                     "tokenizer_model",
                     Str,
                     Value::Null,
-                    "SentencePiece model for tokenization sentencepiece (not supported yet)",
+                    "SentencePiece model file (a path or a file name in the model directories) for tokenization sentencepiece",
                 ),
             ]);
             params
@@ -1408,12 +1436,7 @@ pub(crate) fn shingle_params(
     p: &Params,
 ) -> std::result::Result<(Tokenization, usize, bool), ParamError> {
     let tokenization = match p.str("tokenization") {
-        Some("sentencepiece") => {
-            return Err(p.invalid(
-                "tokenization",
-                "needs a SentencePiece model, not supported yet",
-            ));
-        }
+        Some("sentencepiece") => Tokenization::SentencePiece,
         Some(name) => Tokenization::from_name(name).ok_or_else(|| {
             p.invalid(
                 "tokenization",
@@ -1472,8 +1495,21 @@ pub fn config_from_params(p: &Params) -> std::result::Result<MinHashConfig, Para
 
 fn build_document_minhash_deduplicator(p: &Params) -> std::result::Result<Operator, ParamError> {
     let cfg = config_from_params(p)?;
-    let hasher = MinHasher::new(&cfg)
+    let mut hasher = MinHasher::new(&cfg)
         .map_err(|e| p.invalid("ignore_pattern", format!("invalid regular expression: {e}")))?;
+    if cfg.tokenization == Tokenization::SentencePiece {
+        // Data-Juicer's `prepare_sentencepiece_model(tokenizer_model)`: a path, or a file name in
+        // the model directories.
+        let Some(file) = p.str("tokenizer_model") else {
+            return Err(p.invalid(
+                "tokenizer_model",
+                "To use 'sentencepiece' tokenization, 'tokenizer_model' is required.",
+            ));
+        };
+        let (model, _) = crate::models::sentencepiece_file(file, crate::models::model_dir_of(p))
+            .map_err(|e| p.model_error(e))?;
+        hasher = hasher.with_pieces(model);
+    }
     let id = UdfIdentity {
         name: p.op().to_string(),
         config: p.to_json().to_string(),
@@ -3850,10 +3886,16 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
+        assert!(
+            err(json!({"tokenization": "sentencepiece", "tokenizer_model": "no-such.model"}))
+                .starts_with(
+                    "operator document_minhash_deduplicator: model file no-such.model not found"
+                )
+        );
         assert_eq!(
-            err(json!({"tokenization": "sentencepiece", "tokenizer_model": "m.model"})),
-            "parameter `tokenization` of document_minhash_deduplicator: needs a SentencePiece \
-             model, not supported yet"
+            err(json!({"tokenization": "sentencepiece"})),
+            "parameter `tokenizer_model` of document_minhash_deduplicator: To use \
+             'sentencepiece' tokenization, 'tokenizer_model' is required."
         );
         assert!(
             err(json!({"tokenization": "words"})).contains("must be one of space, punctuation")

@@ -85,6 +85,7 @@ fn build_suffix(p: &Params) -> Result<Operator, ParamError> {
         Ok(Arc::new(keep))
     });
     Ok(Operator::FieldFilter(FieldFilterOp {
+        joint: None,
         field: SUFFIX_COLUMN.to_string(),
         optional: false,
         stats: Vec::new(),
@@ -126,7 +127,7 @@ pub fn specified_numeric_field_spec() -> OpSpec {
     }
 }
 
-fn identity(p: &Params, part: &str) -> UdfIdentity {
+pub(crate) fn identity(p: &Params, part: &str) -> UdfIdentity {
     UdfIdentity {
         name: format!("{}{part}", p.op()),
         config: p.to_json().to_string(),
@@ -216,6 +217,7 @@ fn build_specified_field(p: &Params) -> Result<Operator, ParamError> {
         Ok(Arc::new(keep))
     });
     Ok(Operator::FieldFilter(FieldFilterOp {
+        joint: None,
         field: key.clone(),
         optional: false,
         stats: vec![copy_stat(p, key)],
@@ -261,6 +263,7 @@ fn build_specified_numeric_field(p: &Params) -> Result<Operator, ParamError> {
         Ok(Arc::new(BooleanArray::from(out)))
     });
     Ok(Operator::FieldFilter(FieldFilterOp {
+        joint: None,
         field: key.clone(),
         optional: false,
         stats: vec![copy_stat(p, key)],

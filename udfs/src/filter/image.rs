@@ -325,6 +325,7 @@ fn keep_udf(p: &Params, ranges: Vec<StatRange>) -> Arc<datafusion_expr::ScalarUD
 
 fn image_filter(p: &Params, stats: Vec<FieldStat>, ranges: Vec<StatRange>) -> Operator {
     Operator::FieldFilter(FieldFilterOp {
+        joint: None,
         field: p.str("image_key").unwrap_or("images").to_string(),
         optional: true,
         stats,

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::PY_MAXSIZE;
 use crate::filter::build_filter;
+use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
@@ -63,20 +64,26 @@ fn build_text_length(p: &Params) -> Result<Operator, ParamError> {
 /// `SPECIAL_CHARACTERS` from both ends of each word and count the words left non-empty (a word is
 /// kept iff it has a character outside the set). No lower-casing, as in Data-Juicer.
 pub fn num_words(text: &str) -> i64 {
-    words_from_document(text)
+    count_words(&mut words_from_document(text))
+}
+
+fn count_words(words: &mut dyn Iterator<Item = &str>) -> i64 {
+    words
         .filter(|w| w.chars().any(|c| !is_special_char(c)))
         .count() as i64
 }
 
 #[derive(Debug)]
-struct NumWords;
+struct NumWords {
+    words: WordSource,
+}
 
 impl TextStat for NumWords {
     fn stat_type(&self) -> StatType {
         StatType::Int64
     }
     fn compute(&self, text: &str) -> StatValue {
-        StatValue::Int(num_words(text))
+        StatValue::Int(self.words.with_words(text, count_words))
     }
 }
 
@@ -96,7 +103,7 @@ pub fn words_num_spec() -> OpSpec {
                     "tokenization",
                     ParamType::Bool,
                     json!(false),
-                    "split words with a SentencePiece model (not supported yet)",
+                    "split words into the pieces of the {lang}.sp.model SentencePiece model",
                 ),
                 ParamSpec::new(
                     "min_num",
@@ -114,21 +121,16 @@ pub fn words_num_spec() -> OpSpec {
         },
         build: build_words_num,
         doc: "Keep samples whose word count (whitespace split, special characters stripped) is within \
-              [min_num, max_num]. tokenization=true needs a SentencePiece model and is rejected.",
+              [min_num, max_num]; tokenization=true splits with the {lang}.sp.model SentencePiece model.",
     }
 }
 
 fn build_words_num(p: &Params) -> Result<Operator, ParamError> {
-    if p.bool("tokenization") {
-        return Err(p.invalid(
-            "tokenization",
-            "needs a SentencePiece model, not supported yet",
-        ));
-    }
+    let words = WordSource::from_params(p)?;
     Ok(build_filter(
         p,
         "num_words",
-        Arc::new(NumWords),
+        Arc::new(NumWords { words }),
         p.int("min_num").map(|v| v as f64),
         p.int("max_num").map(|v| v as f64),
     ))
@@ -228,10 +230,15 @@ mod tests {
         };
         assert_eq!(f.range.min, Some(10.0));
 
-        let e = build("words_num_filter", json!({"tokenization": true})).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "parameter `tokenization` of words_num_filter: needs a SentencePiece model, not supported yet"
+        let e = build(
+            "words_num_filter",
+            json!({"tokenization": true, "lang": "qq"}),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("operator words_num_filter: model file qq.sp.model not found"),
+            "{e}"
         );
         let e = build("words_num_filter", json!({"min_num": 1.5})).unwrap_err();
         assert_eq!(

@@ -2,10 +2,13 @@
 
 pub mod field;
 pub mod image;
+pub mod language_id;
 pub mod length;
 pub mod lines;
+pub mod perplexity;
 pub mod ratio;
 pub mod repetition;
+pub mod token_num;
 pub mod wordlist;
 pub mod words;
 
@@ -22,6 +25,9 @@ pub fn specs() -> Vec<crate::registry::OpSpec> {
         wordlist::flagged_words_spec(),
         lines::average_line_length_spec(),
         lines::maximum_line_length_spec(),
+        language_id::language_id_spec(),
+        perplexity::perplexity_spec(),
+        token_num::token_num_spec(),
         field::suffix_spec(),
         field::specified_field_spec(),
         field::specified_numeric_field_spec(),

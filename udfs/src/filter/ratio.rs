@@ -6,10 +6,11 @@ use serde_json::json;
 
 use crate::PY_MAXSIZE;
 use crate::filter::build_filter;
+use crate::models::{self, HfTokenizer};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
-use crate::text::{is_py_alnum, is_special_char};
+use crate::text::{is_py_alnum, is_py_alpha, is_special_char};
 use crate::udf::{StatType, StatValue, TextStat};
 
 /// Share of the code points of `text` satisfying `pred`; 0.0 for an empty text.
@@ -50,6 +51,32 @@ impl TextStat for AlnumRatio {
     }
 }
 
+/// `alphanumeric_filter`'s `alpha_token_ratio` (tokenization=true): characters with Python
+/// `str.isalpha()` / the number of Hugging Face tokens (`tokenizer.tokenize(text)`); 0.0 without
+/// tokens.
+#[derive(Debug)]
+struct AlphaTokenRatio {
+    tokenizer: Arc<HfTokenizer>,
+}
+
+impl TextStat for AlphaTokenRatio {
+    fn stat_type(&self) -> StatType {
+        StatType::Float64
+    }
+    fn compute(&self, text: &str) -> StatValue {
+        let alpha = text.chars().filter(|&c| is_py_alpha(c)).count();
+        let tokens = self.tokenizer.count_tokens(text);
+        StatValue::Float(if tokens == 0 {
+            0.0
+        } else {
+            alpha as f64 / tokens as f64
+        })
+    }
+}
+
+/// The tokenizer Data-Juicer's `alphanumeric_filter` loads for tokenization=true.
+const ALPHANUMERIC_TOKENIZER: &str = "EleutherAI/pythia-6.9b-deduped";
+
 #[derive(Debug)]
 struct SpecialCharRatio;
 
@@ -72,7 +99,8 @@ pub fn alphanumeric_spec() -> OpSpec {
                     "tokenization",
                     ParamType::Bool,
                     json!(false),
-                    "ratio of alphabetic characters to Hugging Face tokens (not supported yet)",
+                    "ratio of alphabetic characters to tokens of the Hugging Face tokenizer \
+                     EleutherAI/pythia-6.9b-deduped (stat alpha_token_ratio)",
                 ),
                 ParamSpec::new(
                     "min_ratio",
@@ -90,16 +118,21 @@ pub fn alphanumeric_spec() -> OpSpec {
         },
         build: build_alphanumeric,
         doc: "Keep samples whose share of alphanumeric characters (Python str.isalnum) is within \
-              [min_ratio, max_ratio]. tokenization=true (alpha_token_ratio) needs a Hugging Face \
-              tokenizer and is rejected.",
+              [min_ratio, max_ratio]; tokenization=true uses the ratio of alphabetic characters to \
+              EleutherAI/pythia-6.9b-deduped tokens (alpha_token_ratio) instead.",
     }
 }
 
 fn build_alphanumeric(p: &Params) -> Result<Operator, ParamError> {
     if p.bool("tokenization") {
-        return Err(p.invalid(
-            "tokenization",
-            "needs the Hugging Face tokenizer EleutherAI/pythia-6.9b-deduped, not supported yet",
+        let (tokenizer, _) = models::hf_tokenizer(ALPHANUMERIC_TOKENIZER, models::model_dir_of(p))
+            .map_err(|e| p.model_error(e))?;
+        return Ok(build_filter(
+            p,
+            "alpha_token_ratio",
+            Arc::new(AlphaTokenRatio { tokenizer }),
+            p.float("min_ratio"),
+            p.float("max_ratio"),
         ));
     }
     Ok(build_filter(
@@ -339,12 +372,16 @@ mod tests {
 
     #[test]
     fn param_errors() {
-        let e = build("alphanumeric_filter", json!({"tokenization": true})).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "parameter `tokenization` of alphanumeric_filter: needs the Hugging Face tokenizer \
-             EleutherAI/pythia-6.9b-deduped, not supported yet"
-        );
+        if crate::models::hf_tokenizer(ALPHANUMERIC_TOKENIZER, None).is_err() {
+            let e = build("alphanumeric_filter", json!({"tokenization": true})).unwrap_err();
+            assert!(
+                e.to_string().starts_with(
+                    "operator alphanumeric_filter: Hugging Face tokenizer \
+                     EleutherAI/pythia-6.9b-deduped not found (looked for "
+                ),
+                "{e}"
+            );
+        }
         let e = build("alphanumeric_filter", json!({"min_ratio": "0.1"})).unwrap_err();
         assert_eq!(
             e.to_string(),

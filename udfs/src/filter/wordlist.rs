@@ -12,15 +12,16 @@
 //!   other shapes (and, e.g., treat a string value as its characters).
 //! * `tokenization: true` needs a SentencePiece model and is rejected.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use serde_json::{Value, json};
 
 use crate::filter::build_filter;
-use crate::filter::words::refined_words;
+use crate::filter::words::{refine, refined_words};
+use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
@@ -49,32 +50,9 @@ const FLAGGED_WORDS: Asset = Asset {
     url: "https://dail-wlcb.oss-cn-wulanchabu.aliyuncs.com/data_juicer/flagged_words.json",
 };
 
-/// Data-Juicer's `ASSET_DIR` (utils/cache_utils.py): `$DATA_JUICER_ASSETS_CACHE`, else
-/// `expanduser($DATA_JUICER_CACHE_HOME or $CACHE_HOME/data_juicer)/assets` with `CACHE_HOME`
-/// defaulting to `~/.cache`. As in Python, only the cache-home path is `~`-expanded.
+/// Data-Juicer's `ASSET_DIR` (utils/cache_utils.py), from the process environment.
 pub fn default_asset_dir() -> PathBuf {
-    asset_dir_from(|k| std::env::var_os(k))
-}
-
-fn asset_dir_from(env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
-    if let Some(d) = env("DATA_JUICER_ASSETS_CACHE") {
-        return d.into();
-    }
-    let home = env("DATA_JUICER_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let cache = env("CACHE_HOME").unwrap_or_else(|| "~/.cache".into());
-            Path::new(&cache).join("data_juicer")
-        });
-    expand_user(&home, env("HOME")).join("assets")
-}
-
-/// Python `os.path.expanduser` for `~` and `~/...` (`~user` is left alone).
-fn expand_user(p: &Path, home: Option<OsString>) -> PathBuf {
-    let (Some(home), Ok(rest)) = (home, p.strip_prefix("~")) else {
-        return p.to_path_buf();
-    };
-    PathBuf::from(home).join(rest)
+    crate::cache_dirs::asset_dir(&crate::cache_dirs::process_env)
 }
 
 /// Language -> word set of one asset directory, `"all"` included.
@@ -174,7 +152,11 @@ pub struct WordsAug {
 /// augmented word groups; 0.0 when there are none. Data-Juicer clamps to 1.0, which a share
 /// never exceeds.
 pub fn listed_word_ratio(text: &str, list: &HashSet<String>, aug: Option<&WordsAug>) -> f64 {
-    let words = refined_words(text);
+    listed_ratio_of(&refined_words(text), list, aug)
+}
+
+/// [`listed_word_ratio`] over already refined words.
+fn listed_ratio_of(words: &[Cow<'_, str>], list: &HashSet<String>, aug: Option<&WordsAug>) -> f64 {
     let mut total = words.len();
     let mut hits = words.iter().filter(|w| list.contains(w.as_ref())).count();
     if let Some(aug) = aug {
@@ -207,6 +189,7 @@ pub fn listed_word_ratio(text: &str, list: &HashSet<String>, aug: Option<&WordsA
 struct ListedWordRatio {
     list: Arc<HashSet<String>>,
     aug: Option<WordsAug>,
+    words: WordSource,
 }
 
 impl TextStat for ListedWordRatio {
@@ -214,7 +197,9 @@ impl TextStat for ListedWordRatio {
         StatType::Float64
     }
     fn compute(&self, text: &str) -> StatValue {
-        StatValue::Float(listed_word_ratio(text, &self.list, self.aug.as_ref()))
+        StatValue::Float(self.words.with_words(text, |w| {
+            listed_ratio_of(&refine(w), &self.list, self.aug.as_ref())
+        }))
     }
 }
 
@@ -230,7 +215,7 @@ fn word_list_params(asset: &Asset, min: f64, max: f64, dir_doc: &'static str) ->
             "tokenization",
             ParamType::Bool,
             json!(false),
-            "split words with a SentencePiece model (not supported yet)",
+            "split words into the pieces of the {lang}.sp.model SentencePiece model",
         ),
         ParamSpec::new("min_ratio", ParamType::Float, json!(min), "minimum ratio"),
         ParamSpec::new("max_ratio", ParamType::Float, json!(max), "maximum ratio"),
@@ -262,12 +247,7 @@ fn build_word_list_filter(
     asset: &Asset,
     stat_key: &'static str,
 ) -> Result<Operator, ParamError> {
-    if p.bool("tokenization") {
-        return Err(p.invalid(
-            "tokenization",
-            "needs a SentencePiece model, not supported yet",
-        ));
-    }
+    let words = WordSource::from_params(p)?;
     let lang = p
         .str("lang")
         .ok_or_else(|| p.invalid("lang", "must be a language name, got null"))?;
@@ -321,6 +301,7 @@ fn build_word_list_filter(
         Arc::new(ListedWordRatio {
             list: list.clone(),
             aug,
+            words,
         }),
         p.float("min_ratio"),
         p.float("max_ratio"),
@@ -342,8 +323,8 @@ pub fn stopwords_spec() -> OpSpec {
         build: |p| build_word_list_filter(p, &STOPWORDS, "stopwords_ratio"),
         doc: "Keep samples whose share of stopwords (words lower-cased and stripped of special \
               characters, looked up in the lang list of stopwords_dir/stopwords*.json) is within \
-              [min_ratio, max_ratio]. tokenization=true needs a SentencePiece model and is \
-              rejected.",
+              [min_ratio, max_ratio]; tokenization=true splits with the {lang}.sp.model \
+              SentencePiece model.",
     }
 }
 
@@ -362,8 +343,8 @@ pub fn flagged_words_spec() -> OpSpec {
         build: |p| build_word_list_filter(p, &FLAGGED_WORDS, "flagged_words_ratio"),
         doc: "Keep samples whose share of flagged words (words lower-cased and stripped of \
               special characters, looked up in the lang list of \
-              flagged_words_dir/flagged_words*.json) is within [min_ratio, max_ratio]. \
-              tokenization=true needs a SentencePiece model and is rejected.",
+              flagged_words_dir/flagged_words*.json) is within [min_ratio, max_ratio]; \
+              tokenization=true splits with the {lang}.sp.model SentencePiece model.",
     }
 }
 
@@ -579,30 +560,6 @@ mod tests {
     }
 
     #[test]
-    fn asset_dir_follows_data_juicer_env() {
-        let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.into())
-        };
-        assert_eq!(
-            asset_dir_from(env(&[("HOME", "/h")])),
-            PathBuf::from("/h/.cache/data_juicer/assets")
-        );
-        assert_eq!(
-            asset_dir_from(env(&[("HOME", "/h"), ("CACHE_HOME", "/c")])),
-            PathBuf::from("/c/data_juicer/assets")
-        );
-        assert_eq!(
-            asset_dir_from(env(&[("HOME", "/h"), ("DATA_JUICER_CACHE_HOME", "~/dj")])),
-            PathBuf::from("/h/dj/assets")
-        );
-        // The assets variable is taken verbatim (no `~` expansion), as in Python.
-        assert_eq!(
-            asset_dir_from(env(&[("HOME", "/h"), ("DATA_JUICER_ASSETS_CACHE", "~/a")])),
-            PathBuf::from("~/a")
-        );
-    }
-
-    #[test]
     fn through_udf_and_params() {
         let dir = golden_assets().display().to_string();
         let op = build(
@@ -645,13 +602,16 @@ mod tests {
             } else {
                 "flagged_words_dir"
             };
-            let e = build(op, json!({dir_param: dir, "tokenization": true})).unwrap_err();
-            assert_eq!(
-                e.to_string(),
-                format!(
-                    "parameter `tokenization` of {op}: needs a SentencePiece model, not \
-                     supported yet"
-                )
+            let e = build(
+                op,
+                json!({dir_param: dir, "tokenization": true, "lang": "qq"}),
+            )
+            .unwrap_err();
+            assert!(
+                e.to_string().starts_with(&format!(
+                    "operator {op}: model file qq.sp.model not found (looked for "
+                )),
+                "{e}"
             );
             let e = build(op, json!({dir_param: dir, "lang": "xx"})).unwrap_err();
             assert_eq!(e.param(), "lang");

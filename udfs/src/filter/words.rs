@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::filter::build_filter;
+use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
@@ -17,7 +18,13 @@ use crate::udf::{StatType, StatValue, TextStat};
 /// `\t`, lower-cased (Python `str.lower()`), `SPECIAL_CHARACTERS` stripped from both ends, empty
 /// words dropped.
 pub fn refined_words(text: &str) -> Vec<Cow<'_, str>> {
-    words_refinement(words_from_document(text), true, Some(special_characters())).collect()
+    refine(&mut words_from_document(text))
+}
+
+/// Lower-cased words with `SPECIAL_CHARACTERS` stripped from both ends, empty words dropped
+/// (`words_refinement(words, lower_case=True, strip_chars=SPECIAL_CHARACTERS)`).
+pub(crate) fn refine<'a>(words: &mut dyn Iterator<Item = &'a str>) -> Vec<Cow<'a, str>> {
+    words_refinement(words, true, Some(special_characters())).collect()
 }
 
 /// `word_repetition_filter`'s `word_rep_ratio` with n-gram length `n` (> 0): over the refined words
@@ -28,8 +35,12 @@ pub fn refined_words(text: &str) -> Vec<Cow<'_, str>> {
 /// Data-Juicer keys the n-grams by `" ".join(words)`; a refined word never contains a space and is
 /// never empty, so that join is injective and comparing the word sequences is the same thing.
 pub fn word_rep_ratio(text: &str, n: usize) -> f64 {
+    word_rep_ratio_of(&refined_words(text), n)
+}
+
+/// [`word_rep_ratio`] over already refined words.
+fn word_rep_ratio_of(words: &[Cow<'_, str>], n: usize) -> f64 {
     assert!(n > 0, "rep_len must be positive");
-    let words = refined_words(text);
     if words.len() < n {
         return 0.0;
     }
@@ -55,6 +66,7 @@ pub fn word_rep_ratio(text: &str, n: usize) -> f64 {
 #[derive(Debug)]
 struct WordRepRatio {
     n: usize,
+    words: WordSource,
 }
 
 impl TextStat for WordRepRatio {
@@ -62,19 +74,11 @@ impl TextStat for WordRepRatio {
         StatType::Float64
     }
     fn compute(&self, text: &str) -> StatValue {
-        StatValue::Float(word_rep_ratio(text, self.n))
+        StatValue::Float(
+            self.words
+                .with_words(text, |w| word_rep_ratio_of(&refine(w), self.n)),
+        )
     }
-}
-
-/// Rejects `tokenization: true` (Data-Juicer loads a SentencePiece model for `lang`).
-fn reject_tokenization(p: &Params) -> Result<(), ParamError> {
-    if p.bool("tokenization") {
-        return Err(p.invalid(
-            "tokenization",
-            "needs a SentencePiece model, not supported yet",
-        ));
-    }
-    Ok(())
 }
 
 pub fn word_repetition_spec() -> OpSpec {
@@ -93,7 +97,7 @@ pub fn word_repetition_spec() -> OpSpec {
                     "tokenization",
                     ParamType::Bool,
                     json!(false),
-                    "split words with a SentencePiece model (not supported yet)",
+                    "split words into the pieces of the {lang}.sp.model SentencePiece model",
                 ),
                 ParamSpec::new(
                     "rep_len",
@@ -117,13 +121,13 @@ pub fn word_repetition_spec() -> OpSpec {
         },
         build: build_word_repetition,
         doc: "Keep samples whose word n-gram repetition ratio (words lower-cased and stripped of \
-              special characters) is within [min_ratio, max_ratio]. tokenization=true needs a \
-              SentencePiece model and is rejected.",
+              special characters) is within [min_ratio, max_ratio]; tokenization=true splits with \
+              the {lang}.sp.model SentencePiece model.",
     }
 }
 
 fn build_word_repetition(p: &Params) -> Result<Operator, ParamError> {
-    reject_tokenization(p)?;
+    let words = WordSource::from_params(p)?;
     // pydantic PositiveInt in Data-Juicer.
     let n = match p.int("rep_len") {
         Some(n) if n > 0 => n as usize,
@@ -133,7 +137,7 @@ fn build_word_repetition(p: &Params) -> Result<Operator, ParamError> {
     Ok(build_filter(
         p,
         "word_rep_ratio",
-        Arc::new(WordRepRatio { n }),
+        Arc::new(WordRepRatio { n, words }),
         p.float("min_ratio"),
         p.float("max_ratio"),
     ))
@@ -331,11 +335,15 @@ mod tests {
         };
         assert_eq!((f.range.min, f.range.max), (Some(0.0), Some(0.5)));
 
-        let e = build("word_repetition_filter", json!({"tokenization": true})).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "parameter `tokenization` of word_repetition_filter: needs a SentencePiece model, \
-             not supported yet"
+        let e = build(
+            "word_repetition_filter",
+            json!({"tokenization": true, "lang": "qq"}),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("operator word_repetition_filter: model file qq.sp.model not found"),
+            "{e}"
         );
         for bad in [json!(0), json!(-3), json!(null)] {
             let e = build("word_repetition_filter", json!({"rep_len": bad})).unwrap_err();

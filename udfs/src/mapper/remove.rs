@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::PY_MAXSIZE;
 use crate::mapper::build_mapper;
+use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
@@ -193,14 +194,41 @@ const DEFAULT_SUBSTRINGS: [&str; 5] = ["http", "www", ".com", "href", "//"];
 #[derive(Debug)]
 struct RemoveIncorrectSubstrings {
     substrings: Vec<String>,
+    words: WordSource,
+}
+
+impl RemoveIncorrectSubstrings {
+    fn keeps(&self, word: &str) -> bool {
+        let w = strip_chars(word, special_characters());
+        self.substrings.iter().all(|s| !w.contains(s.as_str()))
+    }
 }
 
 impl TextMapper for RemoveIncorrectSubstrings {
     fn map<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        filter_words(text, |w| {
-            let w = strip_chars(w, special_characters());
-            self.substrings.iter().all(|s| !w.contains(s.as_str()))
-        })
+        match &self.words {
+            WordSource::Whitespace => filter_words(text, |w| self.keeps(w)),
+            // Data-Juicer's tokenized path: each piece without its `▁` marks is tested, and when
+            // any piece goes, the text becomes the kept pieces concatenated (spaces included
+            // only as the marks were, i.e. not at all).
+            pieces => pieces.with_words(text, |words| {
+                let mut out = String::new();
+                let mut dropped = false;
+                for piece in words {
+                    let bare = piece.replace('\u{2581}', "");
+                    if self.keeps(&bare) {
+                        out.push_str(&bare);
+                    } else {
+                        dropped = true;
+                    }
+                }
+                if dropped {
+                    Cow::Owned(out)
+                } else {
+                    Cow::Borrowed(text)
+                }
+            }),
+        }
     }
 }
 
@@ -220,7 +248,7 @@ pub fn remove_incorrect_substrings_spec() -> OpSpec {
                     "tokenization",
                     ParamType::Bool,
                     Value::Bool(false),
-                    "tokenize with a SentencePiece model (not supported)",
+                    "split words into the pieces of the {lang}.sp.model SentencePiece model",
                 ),
                 ParamSpec::new(
                     "substrings",
@@ -236,19 +264,14 @@ pub fn remove_incorrect_substrings_spec() -> OpSpec {
 }
 
 fn build_incorrect_substrings(p: &Params) -> Result<Operator, ParamError> {
-    if p.bool("tokenization") {
-        return Err(p.invalid(
-            "tokenization",
-            "needs a SentencePiece model, not supported yet",
-        ));
-    }
+    let words = WordSource::from_params(p)?;
     let substrings = match p.raw("substrings") {
         Value::Null => DEFAULT_SUBSTRINGS.iter().map(|s| s.to_string()).collect(),
         _ => p.str_list("substrings").unwrap_or_default(),
     };
     Ok(build_mapper(
         p,
-        Arc::new(RemoveIncorrectSubstrings { substrings }),
+        Arc::new(RemoveIncorrectSubstrings { substrings, words }),
     ))
 }
 
@@ -1205,11 +1228,10 @@ mod tests {
             vec!["a b\nc"]
         );
         assert_eq!(run(op, &json!({"substrings": [""]}), &["a b"]), vec![""]);
-        let e = build(op, json!({"tokenization": true})).unwrap_err();
-        assert_eq!(e.param(), "tokenization");
+        let e = build(op, json!({"tokenization": true, "lang": "qq"})).unwrap_err();
+        assert!(matches!(e, ParamError::Model { .. }), "{e}");
         assert!(
-            e.to_string()
-                .contains("needs a SentencePiece model, not supported yet"),
+            e.to_string().contains("model file qq.sp.model not found"),
             "{e}"
         );
     }

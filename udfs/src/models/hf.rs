@@ -1,0 +1,187 @@
+//! Hugging Face tokenizers (`tokenizer.json`): found as `transformers` finds them offline (a local
+//! path, `DATA_JUICER_EXTERNAL_MODELS_HOME`, then the hub cache layout), and token counting as a
+//! fast tokenizer called with `add_special_tokens=False` counts.
+
+use std::path::{Path, PathBuf};
+
+use super::ModelError;
+use crate::cache_dirs::{Env, expand_user, external_model_dirs};
+
+/// A loaded `tokenizer.json`, without truncation or padding (transformers turns both off for a
+/// call that does not ask for them).
+pub struct HfTokenizer {
+    inner: tokenizers::Tokenizer,
+}
+
+impl std::fmt::Debug for HfTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HfTokenizer").finish_non_exhaustive()
+    }
+}
+
+impl HfTokenizer {
+    pub fn open(path: &Path) -> Result<HfTokenizer, String> {
+        let mut inner = tokenizers::Tokenizer::from_file(path).map_err(|e| e.to_string())?;
+        inner
+            .with_truncation(None)
+            .map_err(|e| e.to_string())?
+            .with_padding(None);
+        inner
+            .encode("Data-Juicer 1.6 \u{4e2d}\u{6587} \u{1f642}", false)
+            .map_err(|e| format!("the tokenizer fails on a sample text: {e}"))?;
+        Ok(HfTokenizer { inner })
+    }
+
+    /// `len(tokenizer(text, add_special_tokens=False)["input_ids"])`, which is also
+    /// `len(tokenizer.tokenize(text))`.
+    ///
+    /// Panics if the tokenizer fails on the text, which a tokenizer that loaded only does when its
+    /// own definition is inconsistent (Python raises there too); [`HfTokenizer::open`] tries one
+    /// text first so such a file is refused before any work.
+    pub fn count_tokens(&self, text: &str) -> usize {
+        match self.inner.encode(text, false) {
+            Ok(enc) => enc.len(),
+            Err(e) => panic!("Hugging Face tokenizer failed on a text: {e}"),
+        }
+    }
+}
+
+/// The hub cache directory (`huggingface_hub.constants.HF_HUB_CACHE`).
+fn hub_cache(env: Env<'_>) -> PathBuf {
+    if let Some(d) = env("HF_HUB_CACHE").or_else(|| env("HUGGINGFACE_HUB_CACHE")) {
+        return expand_user(Path::new(&d), env("HOME"));
+    }
+    let hf_home = match env("HF_HOME") {
+        Some(h) => PathBuf::from(h),
+        None => {
+            let xdg = env("XDG_CACHE_HOME").unwrap_or_else(|| "~/.cache".into());
+            Path::new(&xdg).join("huggingface")
+        }
+    };
+    expand_user(&hf_home, env("HOME")).join("hub")
+}
+
+/// `tokenizer.json` in `dir`, or `dir` itself when it is that file.
+fn tokenizer_file(dir: &Path) -> Option<PathBuf> {
+    if dir.is_file() {
+        return Some(dir.to_path_buf());
+    }
+    let f = dir.join("tokenizer.json");
+    f.is_file().then_some(f)
+}
+
+/// The `tokenizer.json` of `name_or_path`: a local file or directory (also under each
+/// `DATA_JUICER_EXTERNAL_MODELS_HOME` directory, as Data-Juicer's `check_model_home`), else the
+/// snapshot `refs/main` points to in the hub cache (`models--org--name`), else its only snapshot.
+///
+/// A `model_dir` is searched first, both as a parent of local paths and as a hub cache.
+pub(super) fn find(
+    name_or_path: &str,
+    model_dir: Option<&Path>,
+    env: Env<'_>,
+) -> Result<PathBuf, ModelError> {
+    let mut looked: Vec<PathBuf> = model_dir
+        .map(|d| d.join(name_or_path))
+        .into_iter()
+        .collect();
+    if let Some(f) = model_dir.and_then(|d| in_hub_cache(d, name_or_path, &mut looked)) {
+        return Ok(f);
+    }
+    for dir in external_model_dirs(env) {
+        looked.push(dir.join(name_or_path));
+    }
+    looked.push(PathBuf::from(name_or_path));
+    for p in &looked {
+        if let Some(f) = tokenizer_file(p) {
+            return Ok(f);
+        }
+    }
+    match in_hub_cache(&hub_cache(env), name_or_path, &mut looked) {
+        Some(f) => Ok(f),
+        None => Err(ModelError::HfNotFound {
+            name: name_or_path.to_string(),
+            looked,
+        }),
+    }
+}
+
+/// `tokenizer.json` of repository `name` in hub cache `cache`, or `None` (with the path tried
+/// added to `looked`).
+fn in_hub_cache(cache: &Path, name: &str, looked: &mut Vec<PathBuf>) -> Option<PathBuf> {
+    let repo = cache.join(format!("models--{}", name.replace('/', "--")));
+    let snapshots = repo.join("snapshots");
+    let by_ref = std::fs::read_to_string(repo.join("refs").join("main"))
+        .ok()
+        .map(|rev| snapshots.join(rev.trim()));
+    let only = || {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&snapshots)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        (dirs.len() == 1).then(|| dirs.remove(0))
+    };
+    if let Some(snapshot) = by_ref.or_else(only) {
+        if let Some(f) = tokenizer_file(&snapshot) {
+            return Some(f);
+        }
+        looked.push(snapshot.join("tokenizer.json"));
+    } else {
+        looked.push(snapshots.join("<revision>").join("tokenizer.json"));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache_dirs::fixed_env;
+
+    #[test]
+    fn hub_cache_follows_huggingface_env() {
+        let dir = |vars| hub_cache(&fixed_env(vars));
+        assert_eq!(
+            dir(&[("HOME", "/h")]),
+            PathBuf::from("/h/.cache/huggingface/hub")
+        );
+        assert_eq!(
+            dir(&[("HOME", "/h"), ("HF_HOME", "/hf")]),
+            PathBuf::from("/hf/hub")
+        );
+        assert_eq!(
+            dir(&[("HOME", "/h"), ("HF_HOME", "/hf"), ("HF_HUB_CACHE", "/c")]),
+            PathBuf::from("/c")
+        );
+        assert_eq!(
+            dir(&[("HOME", "/h"), ("XDG_CACHE_HOME", "/x")]),
+            PathBuf::from("/x/huggingface/hub")
+        );
+    }
+
+    #[test]
+    fn a_hub_name_resolves_through_refs_main() {
+        let root = std::env::temp_dir().join(format!("dj-hf-find-{}", std::process::id()));
+        let repo = root.join("models--Org--tok");
+        std::fs::create_dir_all(repo.join("snapshots/abc")).unwrap();
+        std::fs::create_dir_all(repo.join("snapshots/old")).unwrap();
+        std::fs::create_dir_all(repo.join("refs")).unwrap();
+        std::fs::write(repo.join("refs/main"), "abc").unwrap();
+        std::fs::write(repo.join("snapshots/abc/tokenizer.json"), "{}").unwrap();
+        let var: &'static str = Box::leak(root.display().to_string().into_boxed_str());
+        let env = fixed_env(Box::leak(Box::new([("HF_HUB_CACHE", var)])));
+        assert_eq!(
+            find("Org/tok", None, &env).unwrap(),
+            repo.join("snapshots/abc/tokenizer.json")
+        );
+        assert_eq!(
+            find("Org/tok", Some(&root), &fixed_env(&[])).unwrap(),
+            repo.join("snapshots/abc/tokenizer.json")
+        );
+        let e = find("Org/other", None, &env).unwrap_err().to_string();
+        assert!(
+            e.starts_with("Hugging Face tokenizer Org/other not found (looked for Org/other, "),
+            "{e}"
+        );
+        assert!(e.contains("https://huggingface.co/Org/other"), "{e}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

@@ -1,0 +1,68 @@
+//! Where Data-Juicer's word-level ops get their words (`get_words_from_document`): a split on
+//! space, newline and tab, or, with `tokenization: true`, the pieces of the `{lang}.sp.model`
+//! SentencePiece model.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use super::SentencePiece;
+use crate::params::{ParamError, Params};
+use crate::text::words_from_document;
+
+/// The word splitter of one op instance.
+#[derive(Clone)]
+pub enum WordSource {
+    /// Split on ASCII space, `\n` and `\t`, empty words dropped.
+    Whitespace,
+    /// `sp_model.encode_as_pieces(text)`.
+    Pieces(Arc<SentencePiece>),
+}
+
+impl std::fmt::Debug for WordSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WordSource::Whitespace => f.write_str("Whitespace"),
+            WordSource::Pieces(_) => f.write_str("Pieces(SentencePiece)"),
+        }
+    }
+}
+
+thread_local! {
+    /// Reused piece buffers (one per nesting level), so tokenizing a row allocates only its pieces.
+    static PIECES: RefCell<Vec<Vec<String>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl WordSource {
+    /// From the op's `tokenization` and `lang` parameters: with tokenization, the SentencePiece
+    /// model of `lang`, loaded (once per process) now, so a missing model fails before any work.
+    pub fn from_params(p: &Params) -> Result<WordSource, ParamError> {
+        if !p.bool("tokenization") {
+            return Ok(WordSource::Whitespace);
+        }
+        let lang = p
+            .str("lang")
+            .ok_or_else(|| p.invalid("lang", "must be a language name, got null"))?;
+        let (model, _) =
+            super::sentencepiece(lang, super::model_dir_of(p)).map_err(|e| p.model_error(e))?;
+        Ok(WordSource::Pieces(model))
+    }
+
+    /// Calls `f` with the words of `text`.
+    pub fn with_words<R>(
+        &self,
+        text: &str,
+        f: impl FnOnce(&mut dyn Iterator<Item = &str>) -> R,
+    ) -> R {
+        match self {
+            WordSource::Whitespace => f(&mut words_from_document(text)),
+            WordSource::Pieces(sp) => {
+                let mut buf = PIECES.with(|b| b.borrow_mut().pop()).unwrap_or_default();
+                buf.clear();
+                sp.encode_into(text, &mut buf);
+                let r = f(&mut buf.iter().map(String::as_str));
+                PIECES.with(|b| b.borrow_mut().push(buf));
+                r
+            }
+        }
+    }
+}
