@@ -865,13 +865,13 @@ fn log_partition_end(
     let p = plan.partition;
     let c = &plan.compiled.counters;
     let mut rows_in = c.rows_loaded();
-    let per_op = elapsed.as_secs_f64() / plan.ops.len().max(1) as f64;
     for (i, name) in &plan.ops {
         let rows_out = c.rows_out(*i);
+        let seconds = c.op_seconds(*i);
         let mut e = match staged {
             Ok(_) => Event::new(
                 "op_complete",
-                format!("Operation {name} (idx {i}) completed on partition {p} - {rows_in}→{rows_out} rows in {per_op:.3}s"),
+                format!("Operation {name} (idx {i}) completed on partition {p} - {rows_in}→{rows_out} rows in {seconds:.3}s"),
             ),
             Err(err) => {
                 let mut e = Event::new("op_failed", format!("Operation {name} (idx {i}) failed on partition {p}: {err:#}"));
@@ -881,7 +881,7 @@ fn log_partition_end(
         }
         .partition(p)
         .op(*i, name);
-        e.duration = Some(per_op);
+        e.duration = Some(seconds);
         e.input_rows = Some(rows_in);
         e.output_rows = Some(rows_out);
         e.status = Some(if staged.is_ok() { "success" } else { "failed" });

@@ -235,6 +235,27 @@ fn fresh_run_lays_out_the_job_directory() {
         ev.iter()
             .all(|e| e["job_id"] == id.as_str() && e["timestamp"].is_f64())
     );
+    // Per-op durations are measured (not the partition's time split evenly): within each
+    // partition they differ and add up to no more than the partition's time.
+    let partitions: std::collections::BTreeSet<i64> = ev
+        .iter()
+        .filter_map(|e| e["partition_id"].as_i64())
+        .collect();
+    for p in partitions {
+        let of = |kind: &str| -> Vec<f64> {
+            ev.iter()
+                .filter(|e| e["event_type"] == kind && e["partition_id"] == p)
+                .map(|e| e["duration"].as_f64().unwrap())
+                .collect()
+        };
+        let (ops, total) = (of("op_complete"), of("partition_complete"));
+        assert!(ops.len() > 1 && total.len() == 1, "partition {p}");
+        assert!(ops.iter().any(|d| *d != ops[0]), "partition {p}: {ops:?}");
+        assert!(
+            ops.iter().sum::<f64>() <= total[0] + 1e-3,
+            "partition {p}: {ops:?} > {total:?}"
+        );
+    }
     // The partitioned export equals the plain executor's on the same recipe.
     let plain = job.path("plain.jsonl");
     ok(&job.run(&[

@@ -1,6 +1,7 @@
 //! `DjOp`: the logical node closing one recipe op, and its pass-through exec that counts the
-//! rows leaving the op. It labels plans with the recipe's op names and gives per-op kept/removed
-//! counts. It blocks predicate push-down so each filter stays inside its own op.
+//! rows leaving the op and times the work up to it. It labels plans with the recipe's op names and
+//! gives per-op kept/removed counts and compute times. It blocks predicate push-down so each filter
+//! stays inside its own op.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -19,13 +20,17 @@ use futures::Stream;
 
 /// Rows counted at each boundary, shared by the plan's boundary nodes and the runner. Slot 0
 /// counts the rows loaded (after Data-Juicer's drop of null texts); slot `i + 1` the rows
-/// leaving op `i`.
+/// leaving op `i`. Each slot also sums the time spent producing its batches, upstream work
+/// included (the boundaries of one partition form a chain), so an op's own compute time is the
+/// difference between its slot and the previous one; time spent waiting (I/O, other partitions at
+/// a barrier) is not counted.
 ///
 /// On a cluster the boundaries run in another process: counters decoded there carry a
 /// [`CountsReport`], and each boundary writes its final count to a file the runner reads back.
 #[derive(Debug, Default)]
 pub struct OpCounters {
     slots: Vec<AtomicU64>,
+    nanos: Vec<AtomicU64>,
     report: OnceLock<CountsReport>,
 }
 
@@ -50,6 +55,7 @@ impl OpCounters {
     pub fn new(ops: usize) -> Arc<OpCounters> {
         Arc::new(OpCounters {
             slots: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
+            nanos: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
             report: OnceLock::new(),
         })
     }
@@ -57,6 +63,7 @@ impl OpCounters {
     pub fn reporting(slots: usize, report: CountsReport) -> Arc<OpCounters> {
         Arc::new(OpCounters {
             slots: (0..slots).map(|_| AtomicU64::new(0)).collect(),
+            nanos: (0..slots).map(|_| AtomicU64::new(0)).collect(),
             report: OnceLock::from(report),
         })
     }
@@ -78,13 +85,21 @@ impl OpCounters {
         for (slot, counter) in self.slots.iter().enumerate() {
             match std::fs::read_to_string(report.path(slot)) {
                 Ok(text) => {
-                    let n = text.trim().parse().map_err(|_| {
-                        std::io::Error::new(
+                    // `rows nanoseconds`.
+                    let mut fields = text.split_whitespace().map(str::parse::<u64>);
+                    let (Some(Ok(n)), Some(Ok(nanos)), None) =
+                        (fields.next(), fields.next(), fields.next())
+                    else {
+                        return Err(std::io::Error::new(
                             std::io::ErrorKind::InvalidData,
-                            format!("{}: not a row count", report.path(slot).display()),
-                        )
-                    })?;
+                            format!(
+                                "{}: not a row count and a time in nanoseconds",
+                                report.path(slot).display()
+                            ),
+                        ));
+                    };
                     counter.store(n, AtomicOrdering::Relaxed);
+                    self.nanos[slot].store(nanos, AtomicOrdering::Relaxed);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
@@ -100,8 +115,16 @@ impl OpCounters {
     pub fn rows_out(&self, op: usize) -> u64 {
         self.slots[op + 1].load(AtomicOrdering::Relaxed)
     }
-    fn add(&self, slot: usize, n: u64) {
+    /// Compute time of op `op` in seconds: the time to produce its output minus the time to
+    /// produce its input (0 if the work was done elsewhere, e.g. by a node that ran its input in
+    /// another task).
+    pub fn op_seconds(&self, op: usize) -> f64 {
+        let upto = |slot: usize| self.nanos[slot].load(AtomicOrdering::Relaxed);
+        upto(op + 1).saturating_sub(upto(op)) as f64 / 1e9
+    }
+    fn add(&self, slot: usize, n: u64, nanos: u64) {
         self.slots[slot].fetch_add(n, AtomicOrdering::Relaxed);
+        self.nanos[slot].fetch_add(nanos, AtomicOrdering::Relaxed);
     }
 }
 
@@ -257,14 +280,20 @@ struct CountingStream {
 impl Stream for CountingStream {
     type Item = Result<RecordBatch>;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let started = std::time::Instant::now();
         let polled = self.inner.as_mut().poll_next(cx);
+        let nanos = started.elapsed().as_nanos() as u64;
         match &polled {
-            Poll::Ready(Some(Ok(b))) => self.counters.add(self.slot, b.num_rows() as u64),
+            Poll::Ready(Some(Ok(b))) => self.counters.add(self.slot, b.num_rows() as u64, nanos),
+            Poll::Pending => self.counters.add(self.slot, 0, nanos),
             Poll::Ready(None) => {
+                self.counters.add(self.slot, 0, nanos);
                 if let Some(report) = self.counters.report() {
                     let n = self.counters.slots[self.slot].load(AtomicOrdering::Relaxed);
+                    let t = self.counters.nanos[self.slot].load(AtomicOrdering::Relaxed);
                     let path = report.path(self.slot);
-                    if let Err(e) = crate::atomic::write_atomic(&path, n.to_string().as_bytes()) {
+                    let line = format!("{n} {t}");
+                    if let Err(e) = crate::atomic::write_atomic(&path, line.as_bytes()) {
                         return Poll::Ready(Some(Err(DataFusionError::External(
                             format!("cannot report row count to {}: {e}", path.display()).into(),
                         ))));
