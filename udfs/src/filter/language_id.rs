@@ -2,7 +2,6 @@
 //! (stats `lang` and `lang_score`), keeping samples in the wanted languages whose score reaches
 //! `min_score`.
 
-use std::cell::RefCell;
 use std::sync::Arc;
 
 use arrow::array::{
@@ -49,31 +48,12 @@ pub fn language_id_spec() -> OpSpec {
     }
 }
 
-/// fastText's prediction as Data-Juicer makes it: on `text.lower().replace("\n", " ")`, the top
-/// label without `__label__` and its probability (an f32 widened to a Python float). Text that
-/// yields no prediction (fastText finds no known token) gets label "" and score 0.0, where
-/// Data-Juicer would fail on an empty result.
-pub fn predict_language(model: &FastText, text: &str) -> (String, f64) {
-    thread_local! {
-        static LINE: RefCell<String> = const { RefCell::new(String::new()) };
+/// The line fastText is asked about, as Data-Juicer makes it: `text.lower().replace("\n", " ")`.
+fn prediction_line(text: &str, line: &mut String) {
+    line.clear();
+    for c in py_lower(text).chars() {
+        line.push(if c == '\n' { ' ' } else { c });
     }
-    LINE.with(|line| {
-        let mut line = line.borrow_mut();
-        line.clear();
-        for c in py_lower(text).chars() {
-            line.push(if c == '\n' { ' ' } else { c });
-        }
-        match model.predict(&line, 1, 0.0).into_iter().next() {
-            Some((label, p)) => (
-                label
-                    .strip_prefix("__label__")
-                    .unwrap_or(&label)
-                    .to_string(),
-                p as f64,
-            ),
-            None => (String::new(), 0.0),
-        }
-    })
 }
 
 fn lang_fields() -> Fields {
@@ -93,19 +73,22 @@ fn predict_array(model: &FastText, texts: &ArrayRef) -> Result<ArrayRef> {
     };
     let mut langs = StringBuilder::with_capacity(texts.len(), texts.len() * 2);
     let mut scores = Float64Builder::with_capacity(texts.len());
+    let (mut line, mut top) = (String::new(), Vec::with_capacity(1));
     for text in values {
-        match text {
-            Some(t) => {
-                let (lang, score) = predict_language(model, t);
-                langs.append_value(lang);
-                // Data-Juicer's stats pass through a ujson round trip before filters see them.
-                scores.append_value(crate::pyfloat::ujson_roundtrip(score));
-            }
-            None => {
-                langs.append_null();
-                scores.append_null();
-            }
-        }
+        let Some(text) = text else {
+            langs.append_null();
+            scores.append_null();
+            continue;
+        };
+        prediction_line(text, &mut line);
+        model.predict_into(&line, 1, 0.0, &mut top);
+        // The top label without `__label__` and its probability (an f32, widened as Python
+        // does). Text with no prediction (no known token) gets "" and 0.0, where Data-Juicer
+        // would fail on the empty result.
+        let (lang, score) = top.first().copied().unwrap_or(("", 0.0));
+        langs.append_value(lang.strip_prefix("__label__").unwrap_or(lang));
+        // Data-Juicer's stats pass through a ujson round trip before filters see them.
+        scores.append_value(crate::py::pyfloat::ujson_roundtrip(score as f64));
     }
     let columns: Vec<ArrayRef> = vec![Arc::new(langs.finish()), Arc::new(scores.finish())];
     Ok(Arc::new(StructArray::try_new(
