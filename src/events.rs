@@ -328,7 +328,7 @@ impl serde_json::ser::Formatter for PyFormatter {
         Ok(())
     }
     fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, value: f64) -> std::io::Result<()> {
-        w.write_all(dj_udfs::pyfloat::repr(value).as_bytes())
+        w.write_all(dj_udfs::py::pyfloat::repr(value).as_bytes())
     }
 }
 

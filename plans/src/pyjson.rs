@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{self as dt, DataType};
-use dj_udfs::pyfloat;
+use dj_udfs::py::pyfloat;
 
 #[derive(Debug, thiserror::Error)]
 #[error("column `{column}`: cannot write type {data_type} as JSON")]

@@ -227,7 +227,7 @@ pub fn stat_string_array(array: &ArrayRef, stat: &dyn TextStat) -> Result<ArrayR
             for v in values {
                 // Data-Juicer's stats pass through a ujson round trip before filters see them.
                 b.append_option(
-                    v.map(|t| crate::pyfloat::ujson_roundtrip(stat.compute(t).as_f64())),
+                    v.map(|t| crate::py::pyfloat::ujson_roundtrip(stat.compute(t).as_f64())),
                 );
             }
             Arc::new(b.finish())

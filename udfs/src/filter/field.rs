@@ -162,8 +162,9 @@ pub fn ujson_normalize(array: &ArrayRef) -> ArrayRef {
     match array.data_type() {
         DataType::Float64 => {
             let a = array.as_primitive::<arrow::datatypes::Float64Type>();
-            Arc::new(a.unary::<_, arrow::datatypes::Float64Type>(crate::pyfloat::ujson_roundtrip))
-                as ArrayRef
+            Arc::new(
+                a.unary::<_, arrow::datatypes::Float64Type>(crate::py::pyfloat::ujson_roundtrip),
+            ) as ArrayRef
         }
         DataType::List(field) => {
             let l = array.as_list::<i32>();

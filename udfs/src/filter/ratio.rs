@@ -353,14 +353,14 @@ mod tests {
             }
         );
         // The UDF gives the stat after Data-Juicer's ujson round trip of `__dj__stats__`
-        // (crate::pyfloat): 1/3 -> 0.33333333330000003; the ratio itself is exact.
+        // (crate::py::pyfloat): 1/3 -> 0.33333333330000003; the ratio itself is exact.
         assert_eq!(special_char_ratio("数据，"), 1.0 / 3.0);
         assert_eq!(
             float_stats(&op, &[Some("a!"), Some("数据，")]),
             vec![Some(0.5), Some(0.33333333330000003)]
         );
         assert_eq!(
-            crate::pyfloat::ujson_roundtrip(1.0 / 3.0),
+            crate::py::pyfloat::ujson_roundtrip(1.0 / 3.0),
             0.33333333330000003
         );
         // Defaults of special_characters_filter.

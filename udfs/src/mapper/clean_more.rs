@@ -9,11 +9,10 @@ use std::sync::{Arc, LazyLock};
 use serde_json::Value;
 
 use crate::mapper::build_mapper;
-use crate::mapper::clean::{
-    PyRegex, Template, regex_cleaner, regex_cleaner_params, strip_raw_wrapper,
-};
+use crate::mapper::clean::{regex_cleaner, regex_cleaner_params};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
+use crate::py::regex::{PyRegex, Template, strip_raw_wrapper};
 use crate::registry::{OpKind, OpSpec};
 use crate::text::regex_digit;
 use crate::udf::TextMapper;

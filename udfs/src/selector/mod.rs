@@ -14,9 +14,9 @@ use datafusion_common::{Result, exec_err};
 use datafusion_expr::ScalarUDF;
 use serde_json::{Value, json};
 
-use crate::numpy_rng::numpy_permutation;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
+use crate::py::numpy_rng::numpy_permutation;
 use crate::registry::{OpKind, OpSpec};
 use crate::udf::{FnUdf, UdfIdentity};
 use crate::value::{cell_value, py_float};
