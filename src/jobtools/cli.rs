@@ -1,0 +1,190 @@
+//! The `dj-job` binary: flags, commands and the watch loop.
+
+use super::*;
+
+/// Monitor, stop and list the partitioned executor's jobs.
+#[derive(Debug, Parser)]
+#[command(name = "dj-job", version)]
+pub struct JobFlags {
+    /// The directory holding the job directories (the recipe's work_dir, e.g.
+    /// outputs/partitioned/jobs).
+    #[arg(
+        long = "work_dir",
+        alias = "work-dir",
+        global = true,
+        default_value = "."
+    )]
+    pub work_dir: PathBuf,
+    /// Print the result as JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: JobCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JobCommand {
+    /// Show a job's progress: overview, overall progress, per-partition status.
+    Monitor {
+        job_id: String,
+        /// Add per-op durations, throughput and reduction, and every checkpoint.
+        #[arg(long)]
+        detailed: bool,
+        /// Redraw every --interval seconds until Ctrl+C or the job ends.
+        #[arg(long)]
+        watch: bool,
+        /// Seconds between redraws with --watch.
+        #[arg(long, default_value_t = 10.0)]
+        interval: f64,
+    },
+    /// Stop a running job: SIGTERM (it logs the stop, releases its lock and stays resumable),
+    /// or SIGKILL with --force.
+    Stop {
+        job_id: String,
+        /// Kill at once (SIGKILL) instead of a graceful stop.
+        #[arg(long)]
+        force: bool,
+        /// Seconds to wait for the process to exit.
+        #[arg(long, default_value_t = 30.0)]
+        timeout: f64,
+    },
+    /// List the jobs under --work_dir.
+    List,
+}
+
+fn job_path(work_dir: &Path, job_id: &str) -> Result<PathBuf> {
+    crate::job::validate_job_id(job_id)?;
+    let dir = work_dir.join(job_id);
+    if !dir.is_dir() {
+        bail!(
+            "Job directory not found: {} (--work_dir is the directory holding job directories)",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
+fn print_json<T: Serialize>(v: &T, pretty: bool) -> Result<()> {
+    let text = if pretty {
+        serde_json::to_string_pretty(v)?
+    } else {
+        serde_json::to_string(v)?
+    };
+    println!("{text}");
+    Ok(())
+}
+
+/// `dj-job`.
+pub fn job_main() -> ExitCode {
+    let flags = JobFlags::parse();
+    match job_cmd(&flags) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs one `dj-job` command; `Ok(false)` when it ran but did not succeed (a stop that timed out).
+fn job_cmd(flags: &JobFlags) -> Result<bool> {
+    match &flags.command {
+        JobCommand::List => {
+            let jobs = list_jobs(&flags.work_dir)?;
+            if flags.json {
+                print_json(&jobs, true)?;
+            } else {
+                print!("{}", render_list(&jobs, &flags.work_dir));
+            }
+            Ok(true)
+        }
+        JobCommand::Stop {
+            job_id,
+            force,
+            timeout,
+        } => {
+            if !timeout.is_finite() || *timeout < 0.0 {
+                bail!("--timeout must be a number of seconds >= 0, got {timeout}");
+            }
+            let dir = job_path(&flags.work_dir, job_id)?;
+            let r = stop_job(&dir, *force, Duration::from_secs_f64(*timeout))?;
+            if flags.json {
+                print_json(&r, true)?;
+            } else if r.success {
+                println!("{}", r.message);
+            } else {
+                eprintln!("error: {}", r.message);
+            }
+            Ok(r.success)
+        }
+        JobCommand::Monitor {
+            job_id,
+            detailed,
+            watch,
+            interval,
+        } => {
+            let dir = job_path(&flags.work_dir, job_id)?;
+            if !watch {
+                let p = job_progress(&dir)?;
+                if flags.json {
+                    print_json(&p, true)?;
+                } else {
+                    print!("{}", render_progress(&p, *detailed, &flags.work_dir));
+                }
+                return Ok(true);
+            }
+            if !interval.is_finite() || *interval <= 0.0 {
+                bail!("--interval must be a positive number of seconds, got {interval}");
+            }
+            watch_progress(&dir, flags, *detailed, Duration::from_secs_f64(*interval))?;
+            Ok(true)
+        }
+    }
+}
+
+/// `monitor --watch`: redraw until Ctrl+C or the job is no longer running.
+fn watch_progress(dir: &Path, flags: &JobFlags, detailed: bool, interval: Duration) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let tty = std::io::stdout().is_terminal();
+    rt.block_on(async {
+        let ctrl_c = tokio::signal::ctrl_c();
+        tokio::pin!(ctrl_c);
+        loop {
+            let p = job_progress(dir)?;
+            if flags.json {
+                // One JSON object a line, a snapshot each interval.
+                print_json(&p, false)?;
+            } else {
+                if tty {
+                    print!("\x1b[2J\x1b[H");
+                }
+                print!("{}", render_progress(&p, detailed, &flags.work_dir));
+                if p.status == JobStatus::Running {
+                    println!(
+                        "Watching every {}s; Ctrl+C to stop watching.",
+                        interval.as_secs_f64()
+                    );
+                }
+            }
+            std::io::stdout().flush()?;
+            if p.status != JobStatus::Running {
+                if !flags.json {
+                    println!("Job {} is {}: stopped watching.", p.job_id, p.status);
+                }
+                return Ok(());
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(interval) => {}
+                _ = &mut ctrl_c => {
+                    if !flags.json {
+                        println!("\nStopped watching.");
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    })
+}

@@ -1,0 +1,57 @@
+//! Every job directory under a work directory, with its status.
+
+use super::*;
+
+/// One job directory of a work directory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobListing {
+    pub job_id: String,
+    pub job_dir: PathBuf,
+    pub status: JobStatus,
+    /// The first run's start (epoch seconds).
+    pub start_time: Option<f64>,
+    pub last_event_time: Option<f64>,
+    /// The live process running the job.
+    pub pid: Option<i32>,
+    /// A lock naming a dead process (harmless: the next run takes it over).
+    pub stale_lock: bool,
+    pub completed_partitions: usize,
+    pub total_partitions: usize,
+    pub progress_percentage: f64,
+}
+
+/// Every job directory under `work_dir`, newest first (by first start time, then id).
+pub fn list_jobs(work_dir: &Path) -> Result<Vec<JobListing>> {
+    if !work_dir.is_dir() {
+        bail!("work directory not found: {}", work_dir.display());
+    }
+    let mut jobs = Vec::new();
+    for entry in std::fs::read_dir(work_dir)
+        .with_context(|| format!("cannot read {}", work_dir.display()))?
+    {
+        let dir = entry?.path();
+        if !is_job_dir(&dir) {
+            continue;
+        }
+        let p = progress_at(&dir, epoch_now())?;
+        jobs.push(JobListing {
+            job_id: p.job_id,
+            job_dir: p.job_dir,
+            status: p.status,
+            start_time: p.start_time,
+            last_event_time: p.last_event.and_then(|e| e.timestamp),
+            pid: p.pid,
+            stale_lock: p.lock.present && p.lock.stale,
+            completed_partitions: p.overall.completed_partitions,
+            total_partitions: p.overall.total_partitions,
+            progress_percentage: p.overall.progress_percentage,
+        });
+    }
+    jobs.sort_by(|a, b| {
+        b.start_time
+            .unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&a.start_time.unwrap_or(f64::NEG_INFINITY))
+            .then_with(|| b.job_id.cmp(&a.job_id))
+    });
+    Ok(jobs)
+}

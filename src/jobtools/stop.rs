@@ -1,0 +1,194 @@
+//! Stopping a running job: SIGTERM (graceful, resumable) or SIGKILL (`--force`), then waiting
+//! for the lock and reporting.
+
+use super::*;
+
+/// What [`stop_job`] did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StopResult {
+    pub job_id: String,
+    pub job_dir: PathBuf,
+    /// The process the lock named.
+    pub pid: i32,
+    /// `SIGTERM` (graceful) or `SIGKILL` (force).
+    pub signal: String,
+    pub force: bool,
+    /// The process is gone (or, graceful, has released the job) and the job is not running.
+    pub success: bool,
+    pub process_exited: bool,
+    pub lock_released: bool,
+    /// The lock was left by the killed process and removed here.
+    pub stale_lock_removed: bool,
+    /// The event log records the stop (`job_failed` with status `stopped`: written by the run on
+    /// SIGTERM, by this tool after SIGKILL).
+    pub stop_event_logged: bool,
+    /// The job's status afterwards.
+    pub status: JobStatus,
+    /// `--resume` can continue the job (it did not complete and has saved partitioning).
+    pub resumable: bool,
+    pub waited_seconds: f64,
+    pub message: String,
+    pub resume_command: Option<String>,
+}
+
+/// How long a graceful stop waits for a process that has released its job to exit.
+const RELEASE_GRACE: Duration = Duration::from_secs(5);
+
+/// Stops the running job in `job_dir`. Graceful: SIGTERM to the process in `.lock`, then waits
+/// (up to `timeout`) until the process is gone and the job resumable, and reports; it does not
+/// escalate (see `force`). Force: SIGKILL at once, waits for the process to go, removes the
+/// stale lock and logs `job_failed` (status `stopped`). A job that is not running is an error.
+pub fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result<StopResult> {
+    require_dir(job_dir)?;
+    let job_id = job_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lock = lock_info(job_dir);
+    let pid = match (lock.present, lock.pid, lock.stale) {
+        (false, _, _) => {
+            let status = progress_at(job_dir, epoch_now())
+                .map(|p| p.status)
+                .unwrap_or(JobStatus::Unknown);
+            bail!("job {job_id} is not running (no lock file; status: {status}); nothing to stop");
+        }
+        (true, Some(pid), false) => pid,
+        (true, pid, _) => {
+            let status = progress_at(job_dir, epoch_now())
+                .map(|p| p.status)
+                .unwrap_or(JobStatus::Unknown);
+            let who = pid.map_or("an unreadable pid".to_string(), |p| format!("process {p}"));
+            bail!(
+                "job {job_id} is not running: its lock names {who}, which is gone (a stale lock; \
+                 status: {status}); nothing to stop"
+            );
+        }
+    };
+    if pid == std::process::id() as i32 {
+        bail!("job {job_id} is run by this process ({pid}); refusing to signal myself");
+    }
+    let (signal, signo) = if force {
+        ("SIGKILL", libc::SIGKILL)
+    } else {
+        ("SIGTERM", libc::SIGTERM)
+    };
+    let signalled_at = epoch_now();
+    // SAFETY: sending a signal to the pid the job's lock names (checked live just above).
+    if unsafe { libc::kill(pid, signo) } != 0 {
+        let err = std::io::Error::last_os_error();
+        bail!("cannot send {signal} to process {pid} of job {job_id}: {err}");
+    }
+    let t0 = Instant::now();
+    let lock_released = || crate::job::lock_pid(job_dir) != Some(pid);
+    let stop_logged = || {
+        let events = load_events(job_dir);
+        let run_start = events.iter().rposition(|e| e["event_type"] == "job_start");
+        events[run_start.unwrap_or(0)..]
+            .iter()
+            .any(|e| e["event_type"] == "job_failed" && e["status"] == "stopped")
+    };
+    let mut exited;
+    let mut released_at: Option<Instant> = None;
+    loop {
+        exited = !process_alive(pid);
+        if exited || t0.elapsed() >= timeout {
+            break;
+        }
+        // Graceful: the run logs the stop and releases its lock, then exits. A process that
+        // lives on after releasing the job (a job run inside a longer-lived program) is given
+        // a grace period, then the stop is reported as done.
+        if !force && lock_released() && stop_logged() {
+            let at = *released_at.get_or_insert_with(Instant::now);
+            if at.elapsed() >= RELEASE_GRACE {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let mut stale_lock_removed = false;
+    if exited && !lock_released() {
+        std::fs::remove_file(job_dir.join(".lock"))
+            .with_context(|| format!("cannot remove the stale lock of job {job_id}"))?;
+        stale_lock_removed = true;
+    }
+    if force && exited && !stop_logged() {
+        log_forced_stop(job_dir, &job_id, pid, signalled_at)?;
+    }
+    let waited = t0.elapsed().as_secs_f64();
+    let progress = progress_at(job_dir, epoch_now())?;
+    let released = lock_released();
+    let success = (exited || released) && progress.status != JobStatus::Running;
+    let resumable = success
+        && progress.status != JobStatus::Completed
+        && JobPaths::new(job_dir.to_path_buf())
+            .partitioning_info()
+            .is_file();
+    let resume_command = resumable.then(|| resume_command(job_dir, &job_id));
+    let message = if success {
+        let how = if force { "killed" } else { "stopped" };
+        let mut m = format!(
+            "Job {job_id}: sent {signal} to process {pid}; it {how} after {waited:.1}s. Status: {}.",
+            progress.status
+        );
+        if let Some(cmd) = &resume_command {
+            m.push_str(&format!(" Resume it with: {cmd}"));
+        } else if progress.status == JobStatus::Completed {
+            m.push_str(" (It completed before the signal took effect.)");
+        }
+        m
+    } else {
+        format!(
+            "Job {job_id}: process {pid} is still running {waited:.1}s after {signal}. \
+             Wait longer (--timeout) or kill it with `dj-job stop {job_id} --force`."
+        )
+    };
+    Ok(StopResult {
+        job_id,
+        job_dir: job_dir.to_path_buf(),
+        pid,
+        signal: signal.into(),
+        force,
+        success,
+        process_exited: exited,
+        lock_released: released,
+        stale_lock_removed,
+        stop_event_logged: stop_logged(),
+        status: progress.status,
+        resumable,
+        waited_seconds: waited,
+        message,
+        resume_command,
+    })
+}
+
+/// After SIGKILL nothing logged the end of the run: record it as the run itself would on SIGTERM.
+fn log_forced_stop(job_dir: &Path, job_id: &str, pid: i32, at: f64) -> Result<()> {
+    let path = event_files(job_dir).pop().unwrap_or_else(|| {
+        job_dir.join(format!(
+            "events_{}.jsonl",
+            chrono::Utc::now().format("%Y%m%d_%H%M%S")
+        ))
+    });
+    let err = format!(
+        "killed by SIGKILL (dj-job stop --force) at process {pid}; the job is resumable with --resume {job_id}"
+    );
+    let mut e = crate::events::Event::new("job_failed", format!("Job failed: {err}")).meta(
+        json!({"stopped_by": "dj-job stop --force", "signal": "SIGKILL", "killed_pid": pid, "signalled_at": at}),
+    );
+    e.status = Some("stopped");
+    e.error_message = Some(err);
+    crate::events::EventLog::append_to(&path, job_id)?.log_last_durably(e)
+}
+
+/// The command that resumes the job: the recipe copy's name and the saved overrides.
+pub fn resume_command(job_dir: &Path, job_id: &str) -> String {
+    let recipe = recipe_copy(job_dir)
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "RECIPE.yaml".into());
+    let mut cmd = format!("dj-run --config {recipe}");
+    for (k, v) in cli_overrides(job_dir) {
+        cmd.push_str(&format!(" --{k} {v}"));
+    }
+    cmd.push_str(&format!(" --resume {job_id}"));
+    cmd
+}
