@@ -321,8 +321,10 @@ pub fn saved_config(paths: &JobPaths, recipe: &Recipe) -> Result<(String, Vec<St
     Ok((text, args))
 }
 
-/// A stable hash of the effective recipe: its text and the overrides that must match on resume.
-pub fn recipe_hash(recipe: &Recipe) -> String {
+/// A stable hash of the effective recipe: its text, the overrides that must match on resume, and
+/// the content of every model file its ops load (another model gives other results), each file
+/// once, in the order the ops first load it. Recipes without models hash as they always did.
+pub fn recipe_hash(recipe: &Recipe) -> Result<String> {
     let mut h = blake3::Hasher::new();
     h.update(recipe.source_text.trim().as_bytes());
     for (k, v) in comparable_overrides(recipe) {
@@ -331,7 +333,18 @@ pub fn recipe_hash(recipe: &Recipe) -> String {
         h.update(b"=");
         h.update(v.as_bytes());
     }
-    h.finalize().to_hex().to_string()
+    let mut seen = std::collections::HashSet::new();
+    for model in recipe.process.iter().flat_map(|op| &op.models) {
+        if !seen.insert(&model.path) {
+            continue;
+        }
+        h.update(b"\0model\0");
+        let mut file = std::fs::File::open(&model.path)
+            .with_context(|| format!("cannot read model file {}", model.path.display()))?;
+        h.update_reader(&mut file)
+            .with_context(|| format!("cannot read model file {}", model.path.display()))?;
+    }
+    Ok(h.finalize().to_hex().to_string())
 }
 
 /// `dag_execution_plan.json`: one node per partition and op, in Data-Juicer's shape.

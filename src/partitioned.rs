@@ -160,9 +160,9 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
                 paths.partitioning_info().display()
             )
         })?;
-        if info.recipe_hash != job::recipe_hash(recipe) {
+        if info.recipe_hash != job::recipe_hash(recipe)? {
             bail!(
-                "The recipe's hash differs from the one the job was started with. Use the same config file and CLI arguments for resumption. {KEPT}"
+                "The recipe's hash differs from the one the job was started with. Use the same config file, CLI arguments and model files for resumption. {KEPT}"
             );
         }
         let ranges = info.saved_ranges(index.total_rows)?;
@@ -223,7 +223,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         } else {
             ranges.iter().map(|r| (r.len(), String::new())).collect()
         };
-        let info = PartitioningInfo::new(&index, &ranges, &hashes, job::recipe_hash(recipe));
+        let info = PartitioningInfo::new(&index, &ranges, &hashes, job::recipe_hash(recipe)?);
         let reuse = match saved {
             Some(s) if s.matches(&info) => true,
             Some(_) => {

@@ -109,3 +109,55 @@ fn a_missing_model_fails_before_any_work() {
     }
     assert!(!export.exists() && !work.exists(), "work started: {err}");
 }
+
+/// A model file that changed since the job started makes the job's recipe another one: a strict
+/// resume refuses it and leaves the checkpoints as they were.
+#[test]
+fn resume_refuses_a_changed_model() {
+    use crate::resume::{Job, fails_with, fresh};
+    let job = Job::with_recipe(
+        "project_name: model_resume
+dataset_path: DATA
+export_path: EXPORT
+work_dir: WORK
+model_dir: MODELS
+np: 2
+executor_type: ray_partitioned
+partition:
+  mode: manual
+  num_of_partitions: 2
+checkpoint:
+  strategy: every_op
+process:
+  - perplexity_filter:
+      max_ppl: 100000
+  - words_num_filter:
+      tokenization: true
+      min_num: 2
+",
+    );
+    let models = job.path("models");
+    std::fs::create_dir_all(&models).unwrap();
+    for f in ["en.sp.model", "en.arpa.bin"] {
+        std::fs::copy(repo().join("data/models").join(f), models.join(f)).unwrap();
+    }
+    let recipe = std::fs::read_to_string(job.recipe())
+        .unwrap()
+        .replace("MODELS", models.to_str().unwrap());
+    std::fs::write(job.recipe(), recipe).unwrap();
+    let (id, _) = fresh(&job);
+    let before = job.checkpoints(&id);
+    assert!(!before.is_empty());
+    crate::resume::forget_completion(&job.job_dir(&id));
+    // Another KenLM model under the same name.
+    std::fs::copy(
+        repo().join("models/kenlm/tests/fixtures/small.probing.bin"),
+        models.join("en.arpa.bin"),
+    )
+    .unwrap();
+    fails_with(
+        &job.run(&["--resume", &id]),
+        "Use the same config file, CLI arguments and model files for resumption",
+    );
+    assert_eq!(job.checkpoints(&id), before);
+}
