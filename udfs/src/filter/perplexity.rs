@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::filter::build_filter;
-use crate::models::{self, KenLm, SentencePiece};
+use crate::models::{self, KenLm, SentencePiece, with_pieces};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
@@ -54,21 +54,21 @@ pub fn py_round1(x: f64) -> f64 {
 /// (`str.splitlines()`) with sentence boundaries; the summed log10 probability over the number of
 /// words plus one end-of-sentence per line; `10 ** (-logits / length)` rounded to 0.1, 0.0 when
 /// there are no lines.
-pub fn perplexity(sp: &SentencePiece, lm: &KenLm, text: &str) -> f64 {
+pub fn perplexity(sp: &Arc<SentencePiece>, lm: &KenLm, text: &str) -> f64 {
     thread_local! {
-        static PIECES: RefCell<(Vec<String>, String)> = const { RefCell::new((Vec::new(), String::new())) };
+        static JOINED: RefCell<String> = const { RefCell::new(String::new()) };
     }
-    PIECES.with(|cell| {
-        let (pieces, joined) = &mut *cell.borrow_mut();
-        pieces.clear();
-        sp.encode_into(text, pieces);
+    JOINED.with(|cell| {
+        let joined = &mut *cell.borrow_mut();
         joined.clear();
-        for (i, p) in pieces.iter().enumerate() {
-            if i > 0 {
-                joined.push(' ');
+        with_pieces(sp, text, |pieces| {
+            for (i, p) in pieces.enumerate() {
+                if i > 0 {
+                    joined.push(' ');
+                }
+                joined.push_str(p);
             }
-            joined.push_str(p);
-        }
+        });
         let (mut logits, mut length) = (0.0f64, 0u64);
         for line in py_lines(joined) {
             logits += lm.score(line, true, true) as f64;

@@ -3,6 +3,7 @@
 //! process, shared by every partition and op that uses it.
 
 mod hf;
+mod pieces;
 mod word_source;
 
 use std::any::Any;
@@ -14,6 +15,7 @@ pub use dj_fasttext::FastText;
 pub use dj_kenlm::Model as KenLm;
 pub use dj_sentencepiece::SentencePiece;
 pub use hf::HfTokenizer;
+pub(crate) use pieces::with_pieces;
 pub use word_source::WordSource;
 
 use crate::cache_dirs::{Env, external_model_dirs, models_dir, process_env};

@@ -2,7 +2,6 @@
 //! space, newline and tab, or, with `tokenization: true`, the pieces of the `{lang}.sp.model`
 //! SentencePiece model.
 
-use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::SentencePiece;
@@ -25,11 +24,6 @@ impl std::fmt::Debug for WordSource {
             WordSource::Pieces(_) => f.write_str("Pieces(SentencePiece)"),
         }
     }
-}
-
-thread_local! {
-    /// Reused piece buffers (one per nesting level), so tokenizing a row allocates only its pieces.
-    static PIECES: RefCell<Vec<Vec<String>>> = const { RefCell::new(Vec::new()) };
 }
 
 impl WordSource {
@@ -55,14 +49,7 @@ impl WordSource {
     ) -> R {
         match self {
             WordSource::Whitespace => f(&mut words_from_document(text)),
-            WordSource::Pieces(sp) => {
-                let mut buf = PIECES.with(|b| b.borrow_mut().pop()).unwrap_or_default();
-                buf.clear();
-                sp.encode_into(text, &mut buf);
-                let r = f(&mut buf.iter().map(String::as_str));
-                PIECES.with(|b| b.borrow_mut().push(buf));
-                r
-            }
+            WordSource::Pieces(sp) => super::pieces::with_pieces(sp, text, f),
         }
     }
 }
