@@ -43,182 +43,12 @@ pub fn render_progress(p: &JobProgress, detailed: bool, work_dir: &Path) -> Stri
         "{rule}\nDataJuicer Job Progress Monitor\nJob ID: {}\n{rule}\n",
         p.job_id
     ));
-    s.push_str("\n📊 JOB OVERVIEW\n");
-    s.push_str(&format!(
-        "  Status:          {} {}\n",
-        p.status.icon(),
-        p.status.as_str().to_uppercase()
-    ));
-    s.push_str(&format!("  Job directory:   {}\n", p.job_dir.display()));
-    match (p.pid, &p.lock) {
-        (Some(pid), _) => s.push_str(&format!("  Process:         {pid}\n")),
-        (None, l) if l.present => s.push_str(&format!(
-            "  Lock:            stale (process {} is gone)\n",
-            opt_num(l.pid.map(|p| p as u64))
-        )),
-        _ => {}
-    }
-    if let Some(d) = &p.dataset_path {
-        s.push_str(&format!("  Dataset:         {d}\n"));
-    }
-    s.push_str(&format!(
-        "  Total samples:   {}\n",
-        opt_num(p.total_samples)
-    ));
-    if let Some(ps) = p.partition_size {
-        s.push_str(&format!("  Partition size:  {ps}\n"));
-    }
-    if !p.ops.is_empty() {
-        s.push_str(&format!("  Operations:      {}\n", p.ops.len()));
-    }
-    s.push_str(&format!(
-        "  Start time:      {}\n",
-        local_time(p.start_time)
-    ));
-    if p.runs > 1 {
-        s.push_str(&format!(
-            "  Runs:            {} (latest started {})\n",
-            p.runs,
-            local_time(p.run_start_time)
-        ));
-    }
-    if let Some(e) = p.elapsed_seconds {
-        let label = if p.status == JobStatus::Running {
-            "Elapsed:"
-        } else {
-            "Duration:"
-        };
-        s.push_str(&format!("  {label:<17}{}\n", human_duration(e)));
-    }
-    if let Some(e) = &p.last_event {
-        s.push_str(&format!(
-            "  Last event:      {} at {}\n",
-            e.event_type,
-            local_time(e.timestamp)
-        ));
-    }
-    if let Some(err) = &p.error_message {
-        s.push_str(&format!("  Error:           {err}\n"));
-    }
-
+    render_overview(p, &mut s);
+    render_overall(p, &mut s);
     let o = &p.overall;
-    s.push_str("\n🎯 OVERALL PROGRESS\n");
-    s.push_str(&format!(
-        "  Progress:        {:.1}% ({}/{} partitions)\n",
-        o.progress_percentage, o.completed_partitions, o.total_partitions
-    ));
-    s.push_str(&format!(
-        "  Partitions:      {} completed, {} processing, {} pending, {} failed, {} interrupted\n",
-        o.completed_partitions,
-        o.processing_partitions,
-        o.pending_partitions,
-        o.failed_partitions,
-        o.interrupted_partitions
-    ));
-    s.push_str(&format!(
-        "  Samples:         {}/{} processed, {} rows out\n",
-        o.processed_samples, o.total_samples, o.output_rows
-    ));
-    if let Some(t) = o.throughput_rows_per_second {
-        s.push_str(&format!("  Throughput:      {t:.1} rows/s\n"));
-    }
-    match o.estimated_remaining_seconds {
-        Some(eta) if p.status == JobStatus::Running => s.push_str(&format!(
-            "  ETA:             {} ({:.1} min)\n",
-            human_duration(eta),
-            eta / 60.0
-        )),
-        None if p.status == JobStatus::Running => {
-            s.push_str("  ETA:             unknown until a partition completes\n")
-        }
-        _ => {}
-    }
-
-    s.push_str("\n📦 PARTITION STATUS\n");
-    for part in &p.partitions {
-        let mut line = format!(
-            "  {} Partition {:>4}: {:<11} samples {:>8}",
-            part.status.icon(),
-            part.partition_id,
-            part.status.as_str(),
-            opt_num(part.sample_count)
-        );
-        if let Some(out) = part.output_rows {
-            line.push_str(&format!("  out {out:>8}"));
-        }
-        let total_ops = if p.ops.is_empty() {
-            String::new()
-        } else {
-            format!("/{}", p.ops.len())
-        };
-        line.push_str(&format!(
-            "  ops {}{total_ops}  checkpoints {}",
-            part.completed_ops.len(),
-            part.checkpoints.len()
-        ));
-        if let Some(op) = &part.current_op {
-            line.push_str(&format!("  current: #{} {}", op.idx, op.name));
-        }
-        if let Some(op) = &part.resumed_from_op {
-            line.push_str(&format!("  resumed after #{}", op.idx));
-        }
-        if let Some(d) = part.duration_seconds {
-            line.push_str(&format!("  {}", human_duration(d)));
-        }
-        s.push_str(&line);
-        s.push('\n');
-        if let Some(err) = &part.error_message {
-            s.push_str(&format!("       error: {err}\n"));
-        }
-    }
-
+    render_partitions(p, &mut s);
     if detailed {
-        s.push_str("\n🔧 OPERATION DETAILS\n");
-        for part in &p.partitions {
-            if part.completed_ops.is_empty() {
-                continue;
-            }
-            s.push_str(&format!("  Partition {}:\n", part.partition_id));
-            let w = part
-                .completed_ops
-                .iter()
-                .map(|o| o.name.len())
-                .max()
-                .unwrap_or(0);
-            for op in &part.completed_ops {
-                s.push_str(&format!(
-                    "    #{:<2} {:<w$}  {:>9}  {:>12}  {:>8} → {:<8}  reduction {}\n",
-                    op.idx,
-                    op.name,
-                    op.duration_seconds
-                        .map_or("-".into(), |d| format!("{d:.3}s")),
-                    op.throughput_rows_per_second
-                        .map_or("-".into(), |t| format!("{t:.1} rows/s")),
-                    opt_num(op.input_rows),
-                    opt_num(op.output_rows),
-                    op.reduction_ratio
-                        .map_or("-".into(), |r| format!("{:.1}%", r * 100.0)),
-                ));
-            }
-        }
-        s.push_str("\n💾 CHECKPOINTS\n");
-        for part in &p.partitions {
-            for c in &part.checkpoints {
-                s.push_str(&format!(
-                    "  Partition {:>4}  after #{:<2} {:<32} rows {:>8}  {}  {}{}\n",
-                    part.partition_id,
-                    c.operation_idx,
-                    c.operation_name.as_deref().unwrap_or("?"),
-                    opt_num(c.rows),
-                    local_time(c.saved_at),
-                    c.path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    if c.exists { "" } else { " (removed)" }
-                ));
-            }
-        }
+        render_operations_and_checkpoints(p, &mut s);
     }
     let moved: Vec<(usize, &MovedAside)> = p
         .partitions
@@ -295,6 +125,103 @@ pub fn render_progress(p: &JobProgress, detailed: bool, work_dir: &Path) -> Stri
     s
 }
 
+/// The job overview lines: status, process or lock, dataset, sizes, times, last event, error.
+fn render_overview(p: &JobProgress, s: &mut String) {
+    s.push_str("\n📊 JOB OVERVIEW\n");
+    s.push_str(&format!(
+        "  Status:          {} {}\n",
+        p.status.icon(),
+        p.status.as_str().to_uppercase()
+    ));
+    s.push_str(&format!("  Job directory:   {}\n", p.job_dir.display()));
+    match (p.pid, &p.lock) {
+        (Some(pid), _) => s.push_str(&format!("  Process:         {pid}\n")),
+        (None, l) if l.present => s.push_str(&format!(
+            "  Lock:            stale (process {} is gone)\n",
+            opt_num(l.pid.map(|p| p as u64))
+        )),
+        _ => {}
+    }
+    if let Some(d) = &p.dataset_path {
+        s.push_str(&format!("  Dataset:         {d}\n"));
+    }
+    s.push_str(&format!(
+        "  Total samples:   {}\n",
+        opt_num(p.total_samples)
+    ));
+    if let Some(ps) = p.partition_size {
+        s.push_str(&format!("  Partition size:  {ps}\n"));
+    }
+    if !p.ops.is_empty() {
+        s.push_str(&format!("  Operations:      {}\n", p.ops.len()));
+    }
+    s.push_str(&format!(
+        "  Start time:      {}\n",
+        local_time(p.start_time)
+    ));
+    if p.runs > 1 {
+        s.push_str(&format!(
+            "  Runs:            {} (latest started {})\n",
+            p.runs,
+            local_time(p.run_start_time)
+        ));
+    }
+    if let Some(e) = p.elapsed_seconds {
+        let label = if p.status == JobStatus::Running {
+            "Elapsed:"
+        } else {
+            "Duration:"
+        };
+        s.push_str(&format!("  {label:<17}{}\n", human_duration(e)));
+    }
+    if let Some(e) = &p.last_event {
+        s.push_str(&format!(
+            "  Last event:      {} at {}\n",
+            e.event_type,
+            local_time(e.timestamp)
+        ));
+    }
+    if let Some(err) = &p.error_message {
+        s.push_str(&format!("  Error:           {err}\n"));
+    }
+}
+
+/// The overall progress lines: partitions, samples, throughput and ETA.
+fn render_overall(p: &JobProgress, s: &mut String) {
+    let o = &p.overall;
+    s.push_str("\n🎯 OVERALL PROGRESS\n");
+    s.push_str(&format!(
+        "  Progress:        {:.1}% ({}/{} partitions)\n",
+        o.progress_percentage, o.completed_partitions, o.total_partitions
+    ));
+    s.push_str(&format!(
+        "  Partitions:      {} completed, {} processing, {} pending, {} failed, {} interrupted\n",
+        o.completed_partitions,
+        o.processing_partitions,
+        o.pending_partitions,
+        o.failed_partitions,
+        o.interrupted_partitions
+    ));
+    s.push_str(&format!(
+        "  Samples:         {}/{} processed, {} rows out\n",
+        o.processed_samples, o.total_samples, o.output_rows
+    ));
+    if let Some(t) = o.throughput_rows_per_second {
+        s.push_str(&format!("  Throughput:      {t:.1} rows/s\n"));
+    }
+    match o.estimated_remaining_seconds {
+        Some(eta) if p.status == JobStatus::Running => s.push_str(&format!(
+            "  ETA:             {} ({:.1} min)\n",
+            human_duration(eta),
+            eta / 60.0
+        )),
+        None if p.status == JobStatus::Running => {
+            s.push_str("  ETA:             unknown until a partition completes\n")
+        }
+        _ => {}
+    }
+}
+
 /// The list's report.
 pub fn render_list(jobs: &[JobListing], work_dir: &Path) -> String {
     if jobs.is_empty() {
@@ -323,4 +250,95 @@ pub fn render_list(jobs: &[JobListing], work_dir: &Path) -> String {
         s.push('\n');
     }
     s
+}
+
+/// One line per partition: status, samples, rows out, ops, checkpoints, current op, error.
+fn render_partitions(p: &JobProgress, s: &mut String) {
+    s.push_str("\n📦 PARTITION STATUS\n");
+    for part in &p.partitions {
+        let mut line = format!(
+            "  {} Partition {:>4}: {:<11} samples {:>8}",
+            part.status.icon(),
+            part.partition_id,
+            part.status.as_str(),
+            opt_num(part.sample_count)
+        );
+        if let Some(out) = part.output_rows {
+            line.push_str(&format!("  out {out:>8}"));
+        }
+        let total_ops = if p.ops.is_empty() {
+            String::new()
+        } else {
+            format!("/{}", p.ops.len())
+        };
+        line.push_str(&format!(
+            "  ops {}{total_ops}  checkpoints {}",
+            part.completed_ops.len(),
+            part.checkpoints.len()
+        ));
+        if let Some(op) = &part.current_op {
+            line.push_str(&format!("  current: #{} {}", op.idx, op.name));
+        }
+        if let Some(op) = &part.resumed_from_op {
+            line.push_str(&format!("  resumed after #{}", op.idx));
+        }
+        if let Some(d) = part.duration_seconds {
+            line.push_str(&format!("  {}", human_duration(d)));
+        }
+        s.push_str(&line);
+        s.push('\n');
+        if let Some(err) = &part.error_message {
+            s.push_str(&format!("       error: {err}\n"));
+        }
+    }
+}
+
+/// `--detailed`: every completed op of every partition, then every checkpoint.
+fn render_operations_and_checkpoints(p: &JobProgress, s: &mut String) {
+    s.push_str("\n🔧 OPERATION DETAILS\n");
+    for part in &p.partitions {
+        if part.completed_ops.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("  Partition {}:\n", part.partition_id));
+        let w = part
+            .completed_ops
+            .iter()
+            .map(|o| o.name.len())
+            .max()
+            .unwrap_or(0);
+        for op in &part.completed_ops {
+            s.push_str(&format!(
+                "    #{:<2} {:<w$}  {:>9}  {:>12}  {:>8} → {:<8}  reduction {}\n",
+                op.idx,
+                op.name,
+                op.duration_seconds
+                    .map_or("-".into(), |d| format!("{d:.3}s")),
+                op.throughput_rows_per_second
+                    .map_or("-".into(), |t| format!("{t:.1} rows/s")),
+                opt_num(op.input_rows),
+                opt_num(op.output_rows),
+                op.reduction_ratio
+                    .map_or("-".into(), |r| format!("{:.1}%", r * 100.0)),
+            ));
+        }
+    }
+    s.push_str("\n💾 CHECKPOINTS\n");
+    for part in &p.partitions {
+        for c in &part.checkpoints {
+            s.push_str(&format!(
+                "  Partition {:>4}  after #{:<2} {:<32} rows {:>8}  {}  {}{}\n",
+                part.partition_id,
+                c.operation_idx,
+                c.operation_name.as_deref().unwrap_or("?"),
+                opt_num(c.rows),
+                local_time(c.saved_at),
+                c.path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                if c.exists { "" } else { " (removed)" }
+            ));
+        }
+    }
 }
