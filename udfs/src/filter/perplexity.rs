@@ -53,8 +53,8 @@ pub fn py_round1(x: f64) -> f64 {
 /// Data-Juicer's perplexity: the pieces joined by spaces, scored line by line
 /// (`str.splitlines()`) with sentence boundaries; the summed log10 probability over the number of
 /// words plus one end-of-sentence per line; `10 ** (-logits / length)` rounded to 0.1, 0.0 when
-/// there are no lines.
-pub fn perplexity(sp: &Arc<SentencePiece>, lm: &KenLm, text: &str) -> f64 {
+/// there are no lines. `sp` must come from the process's model cache (see [`with_pieces`]).
+pub(crate) fn perplexity(sp: &Arc<SentencePiece>, lm: &KenLm, text: &str) -> f64 {
     thread_local! {
         static JOINED: RefCell<String> = const { RefCell::new(String::new()) };
     }

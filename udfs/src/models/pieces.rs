@@ -89,7 +89,8 @@ thread_local! {
 }
 
 /// Calls `f` with `sp.encode_as_pieces(text)`, reusing the pieces this thread computed for the same
-/// text and model recently.
+/// text and model recently. `sp` must come from the process's model cache ([`super::sentencepiece`]),
+/// whose models are never dropped: the cache tells models apart by address.
 pub(crate) fn with_pieces<R>(
     sp: &Arc<SentencePiece>,
     text: &str,
