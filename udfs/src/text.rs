@@ -554,11 +554,13 @@ mod tests {
     #[test]
     fn refinement_strips_special_and_drops_empty() {
         let words = ["--Hello!", "...", "wörld’s", "(", "ÀB", "😀x😀"];
-        let r: Vec<Cow<str>> = words_refinement(words, false, Some(special_characters())).collect();
+        let r: Vec<Cow<'_, str>> =
+            words_refinement(words, false, Some(special_characters())).collect();
         assert_eq!(r, vec!["Hello", "wörld’s", "ÀB", "x"]);
-        let r: Vec<Cow<str>> = words_refinement(words, true, Some(special_characters())).collect();
+        let r: Vec<Cow<'_, str>> =
+            words_refinement(words, true, Some(special_characters())).collect();
         assert_eq!(r, vec!["hello", "wörld’s", "àb", "x"]);
-        let r: Vec<Cow<str>> = words_refinement(["A", ""], true, None).collect();
+        let r: Vec<Cow<'_, str>> = words_refinement(["A", ""], true, None).collect();
         assert_eq!(r, vec!["a", ""]);
     }
 

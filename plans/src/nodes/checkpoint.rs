@@ -149,7 +149,7 @@ impl UserDefinedLogicalNodeCore for CheckpointNode {
     fn expressions(&self) -> Vec<Expr> {
         vec![]
     }
-    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "DjCheckpoint: {}", describe(&self.target))
     }
     fn with_exprs_and_inputs(
@@ -182,7 +182,7 @@ impl CheckpointExec {
 }
 
 impl DisplayAs for CheckpointExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "CheckpointExec: {}", describe(&self.target))
     }
 }

@@ -484,7 +484,7 @@ impl UserDefinedLogicalNodeCore for DedupNode {
     fn expressions(&self) -> Vec<Expr> {
         vec![]
     }
-    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "DjDedup: #{} {} keep first per {} across {} partitions",
@@ -556,7 +556,7 @@ impl DedupExec {
 }
 
 impl DisplayAs for DedupExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = self.input.schema().field(self.hash_index).name().clone();
         write!(
             f,
@@ -643,7 +643,7 @@ pub async fn collect_keys(
 }
 
 /// A failure to spill rows, naming where spill files go.
-pub(crate) fn spill_error(e: &dyn std::fmt::Display) -> DataFusionError {
+pub(crate) fn spill_error(e: &dyn fmt::Display) -> DataFusionError {
     DataFusionError::Execution(format!(
         "cannot spill rows to a temporary file in {} (set TMPDIR to move it): {e}",
         std::env::temp_dir().display()

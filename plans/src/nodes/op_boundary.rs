@@ -193,7 +193,7 @@ impl UserDefinedLogicalNodeCore for OpBoundaryNode {
     fn expressions(&self) -> Vec<Expr> {
         vec![]
     }
-    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.boundary {
             Boundary::Load => write!(f, "DjOp: load ({})", self.op_name),
             Boundary::Op(i) => write!(f, "DjOp: #{i} {} ({})", self.op_name, self.kind),
@@ -238,7 +238,7 @@ impl OpBoundaryExec {
 }
 
 impl DisplayAs for OpBoundaryExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.boundary {
             Boundary::Load => write!(f, "OpBoundaryExec: load ({})", self.op_name),
             Boundary::Op(i) => write!(f, "OpBoundaryExec: #{i} {}", self.op_name),

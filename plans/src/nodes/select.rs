@@ -249,7 +249,7 @@ impl UserDefinedLogicalNodeCore for SelectNode {
     fn expressions(&self) -> Vec<Expr> {
         vec![]
     }
-    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "DjSelect: #{} {} rank rows by {} across {} partitions",
@@ -305,7 +305,7 @@ impl SelectExec {
 }
 
 impl DisplayAs for SelectExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "SelectExec: {} (global barrier over {} partitions)",

@@ -90,7 +90,7 @@ impl RowRangeExec {
 }
 
 impl DisplayAs for RowRangeExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ranges: Vec<String> = self
             .ranges
             .iter()

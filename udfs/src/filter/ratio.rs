@@ -372,7 +372,7 @@ mod tests {
 
     #[test]
     fn param_errors() {
-        if crate::models::hf_tokenizer(ALPHANUMERIC_TOKENIZER, None).is_err() {
+        if models::hf_tokenizer(ALPHANUMERIC_TOKENIZER, None).is_err() {
             let e = build("alphanumeric_filter", json!({"tokenization": true})).unwrap_err();
             assert!(
                 e.to_string().starts_with(

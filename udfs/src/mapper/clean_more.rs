@@ -252,7 +252,7 @@ mod tests {
                 text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
             }
             let want = plain.sub(&text, &repl);
-            changed += usize::from(matches!(want, std::borrow::Cow::Owned(_)));
+            changed += usize::from(matches!(want, Cow::Owned(_)));
             assert_eq!(IP_RE.sub(&text, &repl), want, "{text:?}");
         }
         assert!(changed > 1000, "{changed}");

@@ -272,7 +272,7 @@ fn restore_byte_a0(bytes: &[u8]) -> Vec<u8> {
         i += 1;
     }
     ALTERED_UTF8
-        .replace_all(&out, |m: &regex::bytes::Captures| {
+        .replace_all(&out, |m: &regex::bytes::Captures<'_>| {
             m[0].iter()
                 .map(|&b| if b == b' ' { 0xA0 } else { b })
                 .collect::<Vec<u8>>()
@@ -375,7 +375,7 @@ fn unescape_html(text: &str) -> Option<String> {
     if !text.contains('&') {
         return None;
     }
-    match HTML_ENTITY.replace_all(text, |c: &regex::Captures| unescape_entity(&c[0])) {
+    match HTML_ENTITY.replace_all(text, |c: &regex::Captures<'_>| unescape_entity(&c[0])) {
         Cow::Borrowed(_) => None,
         Cow::Owned(s) => Some(s),
     }

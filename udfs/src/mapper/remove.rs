@@ -329,7 +329,7 @@ impl RemoveRepeatSentences {
                 continue;
             }
             for sentence in split_sentences(line) {
-                let mut key: Cow<str> = Cow::Borrowed(py_strip(&sentence));
+                let mut key: Cow<'_, str> = Cow::Borrowed(py_strip(&sentence));
                 if self.lowercase {
                     key = Cow::Owned(py_lower(&key).into_owned());
                 }

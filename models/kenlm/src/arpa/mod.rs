@@ -54,7 +54,7 @@ pub(crate) fn load(data: &[u8]) -> Result<(Vec<u8>, Vec<u64>), ArpaError> {
 }
 
 /// `\data\` and its `ngram N=count` lines (kenlm's `ReadARPACounts`).
-fn read_counts(r: &mut Reader) -> ReadResult<Vec<u64>> {
+fn read_counts(r: &mut Reader<'_>) -> ReadResult<Vec<u64>> {
     let mut start = r.pos;
     let mut line = r.read_line()?;
     while is_blank_line(line) || line.starts_with(b"#") {
@@ -116,7 +116,7 @@ fn read_counts(r: &mut Reader) -> ReadResult<Vec<u64>> {
 }
 
 /// Skips blank lines, then requires the `\N-grams:` header.
-fn read_header(r: &mut Reader, n: usize) -> ReadResult<()> {
+fn read_header(r: &mut Reader<'_>, n: usize) -> ReadResult<()> {
     let mut start = r.pos;
     let mut line = r.read_line()?;
     while is_blank_line(line) {
@@ -135,7 +135,7 @@ fn read_header(r: &mut Reader, n: usize) -> ReadResult<()> {
 }
 
 /// A log probability; kenlm's default config rejects positive ones.
-fn read_prob(r: &mut Reader, n: usize) -> ReadResult<f32> {
+fn read_prob(r: &mut Reader<'_>, n: usize) -> ReadResult<f32> {
     let start = r.pos;
     let prob = r.read_float()?;
     if prob > 0.0 {
@@ -150,7 +150,7 @@ fn read_prob(r: &mut Reader, n: usize) -> ReadResult<f32> {
 }
 
 /// Consumes the `\n` after a `\r`.
-fn newline_after_cr(r: &mut Reader) -> ReadResult<()> {
+fn newline_after_cr(r: &mut Reader<'_>) -> ReadResult<()> {
     let at = r.pos;
     match r.get("a newline")? {
         b'\n' => Ok(()),
@@ -165,7 +165,7 @@ fn newline_after_cr(r: &mut Reader) -> ReadResult<()> {
 }
 
 /// Optional backoff of a unigram or middle-order n-gram; absent or zero -> -0.0.
-fn read_backoff(r: &mut Reader) -> ReadResult<f32> {
+fn read_backoff(r: &mut Reader<'_>) -> ReadResult<f32> {
     let at = r.pos;
     match r.get("a tab or newline")? {
         b'\t' => {
@@ -197,7 +197,7 @@ fn read_backoff(r: &mut Reader) -> ReadResult<f32> {
 }
 
 /// Highest-order n-grams have no backoff; kenlm tolerates an explicit zero.
-fn read_no_backoff(r: &mut Reader) -> ReadResult<()> {
+fn read_no_backoff(r: &mut Reader<'_>) -> ReadResult<()> {
     let at = r.pos;
     match r.get("a tab or newline")? {
         b'\t' => {
@@ -219,7 +219,7 @@ fn read_no_backoff(r: &mut Reader) -> ReadResult<()> {
     }
 }
 
-fn read_unigrams(r: &mut Reader, builder: &mut Builder) -> ReadResult<()> {
+fn read_unigrams(r: &mut Reader<'_>, builder: &mut Builder) -> ReadResult<()> {
     read_header(r, 1)?;
     for _ in 0..builder.counts[0] {
         let prob = read_prob(r, 1)?;
@@ -236,7 +236,7 @@ fn read_unigrams(r: &mut Reader, builder: &mut Builder) -> ReadResult<()> {
     Ok(())
 }
 
-fn read_ngrams(r: &mut Reader, builder: &mut Builder, n: usize) -> ReadResult<()> {
+fn read_ngrams(r: &mut Reader<'_>, builder: &mut Builder, n: usize) -> ReadResult<()> {
     read_header(r, n)?;
     let mut ids = [0u32; MAX_ORDER];
     for _ in 0..builder.counts[n - 1] {
@@ -275,7 +275,7 @@ fn read_ngrams(r: &mut Reader, builder: &mut Builder, n: usize) -> ReadResult<()
 }
 
 /// `\end\`, followed by nothing but blank lines.
-fn read_end(r: &mut Reader) -> ReadResult<()> {
+fn read_end(r: &mut Reader<'_>) -> ReadResult<()> {
     let mut start = r.pos;
     let mut line = r.read_line()?;
     while is_blank_line(line) {
