@@ -81,15 +81,10 @@ pub(crate) fn perplexity(sp: &Arc<SentencePiece>, lm: &KenLm, text: &str) -> f64
     })
 }
 
+#[derive(Debug)]
 struct Perplexity {
     sp: Arc<SentencePiece>,
     lm: Arc<KenLm>,
-}
-
-impl std::fmt::Debug for Perplexity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Perplexity").finish_non_exhaustive()
-    }
 }
 
 impl TextStat for Perplexity {

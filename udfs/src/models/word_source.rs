@@ -9,21 +9,12 @@ use crate::params::{ParamError, Params};
 use crate::text::words_from_document;
 
 /// The word splitter of one op instance.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub enum WordSource {
     /// Split on ASCII space, `\n` and `\t`, empty words dropped.
     Whitespace,
     /// `sp_model.encode_as_pieces(text)`.
     Pieces(Arc<SentencePiece>),
-}
-
-impl std::fmt::Debug for WordSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WordSource::Whitespace => f.write_str("Whitespace"),
-            WordSource::Pieces(_) => f.write_str("Pieces(SentencePiece)"),
-        }
-    }
 }
 
 impl WordSource {
