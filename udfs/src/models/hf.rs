@@ -20,15 +20,17 @@ impl std::fmt::Debug for HfTokenizer {
 }
 
 impl HfTokenizer {
+    /// Errors name the file.
     pub fn open(path: &Path) -> Result<HfTokenizer, String> {
-        let mut inner = tokenizers::Tokenizer::from_file(path).map_err(|e| e.to_string())?;
+        let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let mut inner = tokenizers::Tokenizer::from_file(path).map_err(|e| err(&e))?;
         inner
             .with_truncation(None)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| err(&e))?
             .with_padding(None);
         inner
             .encode("Data-Juicer 1.6 \u{4e2d}\u{6587} \u{1f642}", false)
-            .map_err(|e| format!("the tokenizer fails on a sample text: {e}"))?;
+            .map_err(|e| err(&format!("the tokenizer fails on a sample text: {e}")))?;
         Ok(HfTokenizer { inner })
     }
 

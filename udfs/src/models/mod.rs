@@ -44,7 +44,8 @@ pub enum ModelError {
         list(.looked)
     )]
     HfNotFound { name: String, looked: Vec<PathBuf> },
-    #[error("cannot load model {}: {message}", .path.display())]
+    /// `message` names the file (the readers' errors all start with it).
+    #[error("cannot load model: {message}")]
     Load { path: PathBuf, message: String },
 }
 
@@ -122,7 +123,7 @@ where
 {
     let canonical = path.canonicalize().map_err(|e| ModelError::Load {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        message: format!("{}: {e}", path.display()),
     })?;
     let key = (std::any::TypeId::of::<T>(), canonical);
     let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
@@ -259,6 +260,24 @@ mod tests {
             find_in("x.sp.model", Some(&md), &env).unwrap(),
             md.join("x.sp.model")
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_unreadable_model_is_named_once() {
+        let dir = std::env::temp_dir().join(format!("dj-models-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("lid.176.bin"), b"not a model").unwrap();
+        let Err(e) = fasttext("lid.176.bin", Some(&dir)) else {
+            panic!("a non-model loaded")
+        };
+        let e = e.to_string();
+        let path = dir.join("lid.176.bin").display().to_string();
+        assert!(
+            e.starts_with(&format!("cannot load model: {path}: ")),
+            "{e}"
+        );
+        assert_eq!(e.matches(&path).count(), 1, "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
