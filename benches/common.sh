@@ -16,11 +16,17 @@ data() {
   [ -s "$1" ] || python3 "$ROOT/benches/gen_data.py" "$1" "$2" >&2
 }
 
-# measure NAME CMD...: runs CMD under /usr/bin/time, prints "NAME seconds peak_rss_mb"
+# measure NAME CMD...: runs CMD under /usr/bin/time, prints
+# "NAME SECONDS s PEAK_RSS MB MINOR_FAULTS minor faults"
 measure() {
   local name=$1; shift
   local log; log=$(mktemp)
-  /usr/bin/time -f "%e %M" -o "$log" "$@" > "$WORK/$name.stdout" 2> "$WORK/$name.stderr" || { cat "$WORK/$name.stderr" >&2; return 1; }
-  read -r secs rss_kb < "$log"; rm -f "$log"
-  printf '%-40s %8.2f s %8.0f MB\n' "$name" "$secs" "$((rss_kb / 1024))"
+  /usr/bin/time -f "%e %M %R" -o "$log" "$@" > "$WORK/$name.stdout" 2> "$WORK/$name.stderr" || { cat "$WORK/$name.stderr" >&2; return 1; }
+  read -r secs rss_kb faults < "$log"; rm -f "$log"
+  printf '%-40s %8.2f s %8.0f MB %10d minor faults\n' "$name" "$secs" "$((rss_kb / 1024))" "$faults"
+}
+
+# seconds_of LINE: the wall time of a `measure` line
+seconds_of() {
+  sed -E 's/.* ([0-9.]+) s +[0-9]+ MB.*/\1/' <<< "$1"
 }

@@ -31,7 +31,7 @@ a=$(measure "dj-fusion c4 recipe ${rows} docs" "$BIN/dj-run" --config "$WORK/${n
 b=$(measure "data-juicer c4 recipe ${rows} docs" "$ref" "$WORK/${name}_py.yaml")
 rm -rf "$HF_DATASETS_CACHE"
 echo "$a"; echo "$b"
-ta=$(echo "$a" | awk '{print $(NF-3)}'); tb=$(echo "$b" | awk '{print $(NF-3)}')
+ta=$(seconds_of "$a"); tb=$(seconds_of "$b")
 echo "  rows out: $(wc -l < "$WORK/out/${name}_${rows}_dj.jsonl")  speed-up: $(python3 -c "print(f'{$tb/$ta:.1f}x')")"
 if cmp -s "$WORK/out/${name}_${rows}_dj.jsonl" "$WORK/out/${name}_${rows}_py.jsonl"; then
   echo "  exports identical"

@@ -21,5 +21,5 @@ printf 'dataset_path: %s\nexport_path: %s\nnp: 2\nprocess:\n  - whitespace_norma
 a=$(measure "dj-fusion 1 mapper ${rows} docs" "$BIN/dj-run" --config "$WORK/scan_write.yaml")
 b=$(measure "datafusion parquet copy ${rows} docs" "$BIN/examples/df_parquet_copy" "$parquet" "$WORK/out/scan_write_df.parquet" 2)
 echo "$a"; echo "$b"
-ta=$(echo "$a" | awk '{print $(NF-3)}'); tb=$(echo "$b" | awk '{print $(NF-3)}')
+ta=$(seconds_of "$a"); tb=$(seconds_of "$b")
 echo "  dj-fusion / datafusion: $(python3 -c "print(f'{$ta/$tb:.2f}x')")"

@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # dj-fusion against the real Python Data-Juicer (../shared/tools/dj-reference) on the same recipe
 # and data, in one run: wall time, peak RSS, the throughput ratio, and a byte comparison of the
-# two exports. Data: ROWS documents of real text from Debian's package descriptions
-# (gen_apt_corpus.py; needs `apt-get update` once). Recipes: cheap mappers, filter-heavy, MinHash
-# dedup, exact dedup. Both sides run with `np: 2` on this 2-core machine.
-# Usage: benches/vs_data_juicer.sh [ROWS] [RECIPE...]   (default 100000; all recipes)
+# two exports. Data: ROWS documents of real text from Debian's package descriptions, short
+# (gen_apt_corpus.py, ~0.5 KB each; needs `apt-get update` once) or, with DJ_BENCH_CORPUS=long, long
+# (gen_long_corpus.py: 1-500 KB each, skewed, ~16 KB on average). Recipes: cheap mappers,
+# filter-heavy, MinHash dedup, exact dedup, and a 10-op cleaning recipe (mappers, filters, exact
+# dedup). Both sides run with `np: 2` on this 2-core machine.
+# Usage: [DJ_BENCH_CORPUS=short|long] benches/vs_data_juicer.sh [ROWS] [RECIPE...]
+#        (default 100000 rows; all recipes)
 source "$(dirname "$0")/common.sh"
 build
 rows=${1:-100000}; shift || true
-recipes=${*:-mappers filters minhash dedup}
-input=$WORK/apt_${rows}.jsonl
-[ -s "$input" ] || python3 "$ROOT/benches/gen_apt_corpus.py" "$input" "$rows" >&2
+recipes=${*:-mappers filters minhash dedup cleaning}
+corpus=${DJ_BENCH_CORPUS:-short}
+case $corpus in
+  short) input=$WORK/apt_${rows}.jsonl; gen=gen_apt_corpus.py ;;
+  long) input=$WORK/long_${rows}.jsonl; gen=gen_long_corpus.py ;;
+  *) echo "DJ_BENCH_CORPUS must be short or long, not '$corpus'" >&2; exit 2 ;;
+esac
+[ -s "$input" ] || python3 "$ROOT/benches/$gen" "$input" "$rows" >&2
+echo "corpus: $input ($(du -m "$input" | cut -f1) MB)"
 ref=${DJ_REFERENCE:-$ROOT/../shared/tools/dj-reference}
 # First use installs the reference venv; Data-Juicer 1.6.1 imports aiohttp without declaring it
 # (the version its uv.lock pins), and the MinHash op needs scipy.
@@ -44,19 +53,36 @@ PROCESS[dedup]='  - whitespace_normalization_mapper:
   - document_deduplicator:
       lowercase: true
       ignore_non_character: true'
+PROCESS[cleaning]='  - whitespace_normalization_mapper:
+  - punctuation_normalization_mapper:
+  - clean_email_mapper:
+  - clean_links_mapper:
+  - text_length_filter:
+      min_len: 100
+  - alphanumeric_filter:
+      min_ratio: 0.5
+  - special_characters_filter:
+      max_ratio: 0.3
+  - character_repetition_filter:
+      rep_len: 10
+      max_ratio: 0.4
+  - word_repetition_filter:
+      rep_len: 10
+      max_ratio: 0.4
+  - document_deduplicator:'
 for name in $recipes; do
   for side in dj py; do
     printf 'project_name: vs_%s\ndataset_path: %s\nexport_path: %s\nnp: 2\nopen_tracer: false\nprocess:\n%s\n' \
-      "$name" "$input" "$WORK/out/vs_${name}_${rows}_${side}.jsonl" "${PROCESS[$name]}" > "$WORK/vs_${name}_${side}.yaml"
+      "$name" "$input" "$WORK/out/vs_${name}_${corpus}${rows}_${side}.jsonl" "${PROCESS[$name]}" > "$WORK/vs_${name}_${side}.yaml"
   done
   a=$(measure "dj-fusion $name ${rows} docs" "$BIN/dj-run" --config "$WORK/vs_${name}_dj.yaml")
   b=$(measure "data-juicer $name ${rows} docs" "$ref" "$WORK/vs_${name}_py.yaml")
   rm -rf "$HF_DATASETS_CACHE"
   echo "$a"; echo "$b"
-  ta=$(echo "$a" | awk '{print $(NF-3)}'); tb=$(echo "$b" | awk '{print $(NF-3)}')
-  out_rows=$(wc -l < "$WORK/out/vs_${name}_${rows}_dj.jsonl")
+  ta=$(seconds_of "$a"); tb=$(seconds_of "$b")
+  out_rows=$(wc -l < "$WORK/out/vs_${name}_${corpus}${rows}_dj.jsonl")
   echo "  rows out: $out_rows  speed-up: $(python3 -c "print(f'{$tb/$ta:.1f}x')")"
-  if cmp -s "$WORK/out/vs_${name}_${rows}_dj.jsonl" "$WORK/out/vs_${name}_${rows}_py.jsonl"; then
+  if cmp -s "$WORK/out/vs_${name}_${corpus}${rows}_dj.jsonl" "$WORK/out/vs_${name}_${corpus}${rows}_py.jsonl"; then
     echo "  exports identical"
   else
     echo "  EXPORTS DIFFER"

@@ -90,6 +90,26 @@ impl CharSet {
         }
     }
 
+    /// How many code points of `text` are in the set, and how many code points it has. ASCII
+    /// bytes are tested against a bit mask without decoding.
+    pub fn count_in(&self, text: &str) -> (u64, u64) {
+        let bytes = text.as_bytes();
+        let (mut hits, mut chars, mut i) = (0u64, 0u64, 0usize);
+        while i < bytes.len() {
+            let b = bytes[i];
+            chars += 1;
+            if b < 0x80 {
+                hits += ((self.ascii >> b) & 1) as u64;
+                i += 1;
+            } else {
+                let c = char_at(text, i);
+                hits += u64::from(self.contains(c));
+                i += c.len_utf8();
+            }
+        }
+        (hits, chars)
+    }
+
     /// The set as sorted inclusive ranges.
     pub fn ranges(&self) -> &[(u32, u32)] {
         &self.ranges
@@ -107,6 +127,42 @@ impl CharSet {
         }
         s
     }
+}
+
+/// The code point starting at byte `i` (a char boundary) of `text`.
+#[inline]
+pub fn char_at(text: &str, i: usize) -> char {
+    text[i..].chars().next().expect("a code point starts here")
+}
+
+/// Byte index of the first byte at or after `from` that is `needle` or not ASCII. Tests 8 bytes
+/// at a time: ASCII text without the needle is skipped quickly.
+#[inline]
+pub fn next_non_ascii_or(bytes: &[u8], needle: u8, mut from: usize) -> Option<usize> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let spread = ONES * u64::from(needle);
+    while from + 8 <= bytes.len() {
+        let w = u64::from_le_bytes(bytes[from..from + 8].try_into().expect("8 bytes"));
+        let x = w ^ spread;
+        // Zero bytes of x (needle bytes of w) and high bits of w; the lowest flagged byte is exact.
+        let m = (w | (x.wrapping_sub(ONES) & !x)) & HIGH;
+        if m != 0 {
+            return Some(from + (m.trailing_zeros() / 8) as usize);
+        }
+        from += 8;
+    }
+    bytes[from..]
+        .iter()
+        .position(|&b| b >= 0x80 || b == needle)
+        .map(|p| from + p)
+}
+
+/// Byte index of the first non-ASCII byte at or after `from`.
+#[inline]
+pub fn next_non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
+    // 0x80 is not ASCII itself, so looking for it as well changes nothing.
+    next_non_ascii_or(bytes, 0x80, from)
 }
 
 /// Python `str.isspace()` for one character (bidi class WS/B/S or category Zs): includes
@@ -239,6 +295,11 @@ pub fn is_py_alnum(c: char) -> bool {
     } else {
         PY_ALNUM.contains(c)
     }
+}
+
+/// The set behind [`is_py_alnum`] (ASCII included).
+pub fn py_alnum() -> &'static CharSet {
+    &PY_ALNUM
 }
 
 static PY_ALPHA: LazyLock<CharSet> =
@@ -393,6 +454,58 @@ static LOWER_AFTER_14: LazyLock<CharSet> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_non_ascii_or_finds_the_first_flagged_byte() {
+        let texts = [
+            "",
+            "plain ascii text without it",
+            "tab\there",
+            "\t",
+            "ab\u{a0}cd\tef",
+            "\u{1}\u{0}\u{9}\u{8}\u{a} ünïcödé\t",
+            "0123456\t89abcdef\u{3000}",
+            "\u{9}\u{9}\u{9}\u{9}\u{9}\u{9}\u{9}\u{9}\u{9}",
+        ];
+        for text in texts {
+            let b = text.as_bytes();
+            for from in 0..=b.len() {
+                let want = (from..b.len()).find(|&i| b[i] >= 0x80 || b[i] == b'\t');
+                assert_eq!(next_non_ascii_or(b, b'\t', from), want, "{text:?} from {from}");
+                let want = (from..b.len()).find(|&i| b[i] >= 0x80);
+                assert_eq!(next_non_ascii(b, from), want, "{text:?} from {from}");
+            }
+        }
+        // Every byte value before and after a needle, at every position in a word.
+        for v in 0..=255u8 {
+            for pos in 0..8 {
+                let mut b = [b'a'; 16];
+                b[pos] = v;
+                b[pos + 1] = b'\t';
+                let want = if v >= 0x80 || v == b'\t' { pos } else { pos + 1 };
+                assert_eq!(next_non_ascii_or(&b, b'\t', 0), Some(want), "{v:#x} at {pos}");
+            }
+        }
+    }
+
+    #[test]
+    fn py_alnum_set_agrees_on_ascii() {
+        for c in (0..128u8).map(char::from) {
+            assert_eq!(py_alnum().contains(c), is_py_alnum(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn count_in_counts_code_points() {
+        let set = special_characters();
+        for text in ["", "a,b!", "ünï 😀 中文, x\ty", "abc"] {
+            let want = (
+                text.chars().filter(|&c| set.contains(c)).count() as u64,
+                text.chars().count() as u64,
+            );
+            assert_eq!(set.count_in(text), want, "{text:?}");
+        }
+    }
 
     #[test]
     fn py_space_matches_cpython() {

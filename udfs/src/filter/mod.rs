@@ -1,6 +1,7 @@
 //! Filters: a stat per sample into `__dj__stats__`, and a range that keeps samples.
 
 pub mod field;
+mod gram_count;
 pub mod image;
 pub mod language_id;
 pub mod length;

@@ -10,33 +10,26 @@ use crate::models::{self, HfTokenizer};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
-use crate::text::{is_py_alnum, is_py_alpha, is_special_char};
+use crate::text::{CharSet, is_py_alpha, py_alnum, special_characters};
 use crate::udf::{StatType, StatValue, TextStat};
 
-/// Share of the code points of `text` satisfying `pred`; 0.0 for an empty text.
-#[inline]
-fn char_ratio(text: &str, pred: impl Fn(char) -> bool) -> f64 {
-    let (mut hits, mut total) = (0u64, 0u64);
-    for c in text.chars() {
-        total += 1;
-        hits += pred(c) as u64;
-    }
-    if total == 0 {
-        0.0
-    } else {
-        hits as f64 / total as f64
+/// Share of the code points of `text` in `set`; 0.0 for an empty text.
+fn char_ratio(text: &str, set: &CharSet) -> f64 {
+    match set.count_in(text) {
+        (_, 0) => 0.0,
+        (hits, total) => hits as f64 / total as f64,
     }
 }
 
 /// `alphanumeric_filter`'s `alnum_ratio`: characters with Python `str.isalnum()` / `len(text)`.
 pub fn alnum_ratio(text: &str) -> f64 {
-    char_ratio(text, is_py_alnum)
+    char_ratio(text, py_alnum())
 }
 
 /// `special_characters_filter`'s `special_char_ratio`: characters in Data-Juicer's
 /// `SPECIAL_CHARACTERS` / `len(text)`.
 pub fn special_char_ratio(text: &str) -> f64 {
-    char_ratio(text, is_special_char)
+    char_ratio(text, special_characters())
 }
 
 #[derive(Debug)]

@@ -6,6 +6,7 @@ use foldhash::{HashMap, HashMapExt};
 use serde_json::json;
 
 use crate::filter::build_filter;
+use crate::filter::gram_count::with_gram_counts;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
@@ -17,6 +18,22 @@ use crate::udf::{StatType, StatValue, TextStat};
 /// `sum(top k counts) / sum(all counts)`; 0.0 when the text is shorter than `n`.
 pub fn char_rep_ratio(text: &str, n: usize) -> f64 {
     assert!(n > 0, "rep_len must be positive");
+    let len = if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
+    };
+    if len < n {
+        return 0.0;
+    }
+    let total = len - n + 1;
+    with_gram_counts(text, n, |counts| top_counts_ratio(counts, total))
+        .unwrap_or_else(|| char_rep_ratio_by_hash(text, n, len, total))
+}
+
+/// The ratio for texts whose n-grams do not pack into 128 bits (many distinct code points and
+/// a large `n`): rolling hashes, checked against the text.
+fn char_rep_ratio_by_hash(text: &str, n: usize, len: usize, total: usize) -> f64 {
     // Byte offset of every code point, plus the end.
     let offsets: Vec<usize> = if text.is_ascii() {
         Vec::new()
@@ -26,19 +43,16 @@ pub fn char_rep_ratio(text: &str, n: usize) -> f64 {
             .chain(std::iter::once(text.len()))
             .collect()
     };
-    let len = if text.is_ascii() {
-        text.len()
-    } else {
-        offsets.len() - 1
-    };
-    if len < n {
-        return 0.0;
-    }
     let at = |i: usize| if offsets.is_empty() { i } else { offsets[i] };
     let gram = |i: usize| &text[at(i)..at(i + n)];
-    let total = len - n + 1;
+    debug_assert_eq!(len - n + 1, total);
     let mut counts = gram_counts_by_rolling_hash(text, n, total, &gram)
         .unwrap_or_else(|| gram_counts_by_text(total, &gram));
+    top_counts_ratio(&mut counts, total)
+}
+
+/// Sum of the top `k = min(int(sqrt(#distinct)), #distinct - #singletons)` counts over `total`.
+fn top_counts_ratio(counts: &mut [u32], total: usize) -> f64 {
     let distinct = counts.len();
     let singletons = counts.iter().filter(|&&c| c == 1).count();
     // int(np.sqrt(len)) on a float, as in Python.
@@ -298,6 +312,22 @@ mod tests {
         for (text, want) in CASES {
             for (n, want) in REP_LENS.iter().zip(want) {
                 assert_eq!(char_rep_ratio(text, *n), *want, "rep_len {n} text {text:?}");
+            }
+        }
+    }
+
+    /// The packed-key counts and the checked rolling hashes (the fallback) agree.
+    #[test]
+    fn packed_and_hashed_counts_agree() {
+        let bigs = crate::mapper::test_support::big_texts();
+        let texts = CASES.iter().map(|(t, _)| *t).chain(bigs.iter().map(String::as_str));
+        for text in texts {
+            let len = text.chars().count();
+            for n in [1, 3, 10, 16] {
+                if len >= n {
+                    let hashed = char_rep_ratio_by_hash(text, n, len, len - n + 1);
+                    assert_eq!(char_rep_ratio(text, n), hashed, "rep_len {n} text {text:?}");
+                }
             }
         }
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::filter::build_filter;
+use crate::filter::gram_count::with_id_gram_counts;
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -44,23 +45,28 @@ fn word_rep_ratio_of(words: &[Cow<'_, str>], n: usize) -> f64 {
     if words.len() < n {
         return 0.0;
     }
-    // Intern the words, then count windows of ids.
+    // Intern the words (ids from 1: packed n-grams are never 0), then count windows of ids.
     // foldhash: keys are the row's own words (no DoS concern), SipHash dominated here.
     let mut ids: HashMap<&str, u32> = HashMap::with_capacity(words.len());
     let seq: Vec<u32> = words
         .iter()
         .map(|w| {
-            let next = ids.len() as u32;
+            let next = ids.len() as u32 + 1;
             *ids.entry(w.as_ref()).or_insert(next)
         })
         .collect();
     let total = seq.len() - n + 1;
-    let mut freq: HashMap<&[u32], u32> = HashMap::with_capacity(total);
-    for gram in seq.windows(n) {
-        *freq.entry(gram).or_insert(0) += 1;
-    }
-    let repeated: u64 = freq.values().filter(|&&c| c > 1).map(|&c| c as u64).sum();
-    repeated as f64 / total as f64
+    let repeated_share = |counts: &mut [u32]| {
+        let repeated: u64 = counts.iter().filter(|&&c| c > 1).map(|&c| c as u64).sum();
+        repeated as f64 / total as f64
+    };
+    with_id_gram_counts(&seq, ids.len() as u32, n, repeated_share).unwrap_or_else(|| {
+        let mut freq: HashMap<&[u32], u32> = HashMap::with_capacity(total);
+        for gram in seq.windows(n) {
+            *freq.entry(gram).or_insert(0) += 1;
+        }
+        repeated_share(&mut freq.into_values().collect::<Vec<_>>())
+    })
 }
 
 #[derive(Debug)]
@@ -296,6 +302,28 @@ mod tests {
         for (text, want) in [l, c, x, a, b].iter().zip(BIG) {
             for (n, want) in REP_LENS.iter().zip(want) {
                 assert_eq!(word_rep_ratio(text, *n), want, "rep_len {n}");
+            }
+        }
+    }
+
+    /// Packed n-gram keys (few distinct words or small n) and the slice-keyed fallback (many
+    /// distinct words and a large n) both equal a direct count.
+    #[test]
+    fn packed_and_fallback_counts_equal_direct_counts() {
+        let direct = |text: &str, n: usize| {
+            let words = refined_words(text);
+            let mut freq: std::collections::HashMap<Vec<&str>, u64> = Default::default();
+            for w in words.windows(n) {
+                *freq.entry(w.iter().map(|w| w.as_ref()).collect()).or_default() += 1;
+            }
+            let repeated: u64 = freq.values().filter(|&&c| c > 1).sum();
+            repeated as f64 / (words.len() - n + 1) as f64
+        };
+        let few = "a b c d a b c d e a b c d a b c d e f ".repeat(40);
+        let many: String = (0..6000).map(|i| format!("w{} ", i % 5000)).collect();
+        for text in [&few, &many] {
+            for n in [1, 2, 10, 30] {
+                assert_eq!(word_rep_ratio(text, n), direct(text, n), "n={n}");
             }
         }
     }

@@ -8,7 +8,7 @@ use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, Params};
 use crate::registry::{OpKind, OpSpec};
-use crate::text::{is_various_whitespace, py_strip};
+use crate::text::{char_at, is_various_whitespace, next_non_ascii, next_non_ascii_or, py_strip};
 use crate::udf::TextMapper;
 
 /// `whitespace_normalization_mapper`: Python `text.strip()`, then every character of
@@ -17,22 +17,27 @@ use crate::udf::TextMapper;
 /// runs are not collapsed.
 pub fn normalize_whitespace(text: &str) -> Cow<'_, str> {
     let stripped = py_strip(text);
-    // Every VARIOUS_WHITESPACES character but ' ' is TAB or starts with one of these UTF-8 lead
-    // bytes: text without them (most text) needs no per-character look.
-    let maybe = |b: u8| matches!(b, b'\t' | 0xC2 | 0xE2 | 0xE3 | 0xEF);
-    if !stripped.bytes().any(maybe)
-        || !stripped
-            .chars()
-            .any(|c| c != ' ' && is_various_whitespace(c))
-    {
-        return Cow::Borrowed(stripped);
+    let bytes = stripped.as_bytes();
+    // Every VARIOUS_WHITESPACES character but ' ' is TAB or not ASCII: jump between those.
+    let mut out: Option<String> = None;
+    let (mut copied, mut i) = (0, 0);
+    while let Some(p) = next_non_ascii_or(bytes, b'\t', i) {
+        let c = char_at(stripped, p);
+        i = p + c.len_utf8();
+        if c != ' ' && is_various_whitespace(c) {
+            let o = out.get_or_insert_with(|| String::with_capacity(stripped.len()));
+            o.push_str(&stripped[copied..p]);
+            o.push(' ');
+            copied = i;
+        }
     }
-    Cow::Owned(
-        stripped
-            .chars()
-            .map(|c| if is_various_whitespace(c) { ' ' } else { c })
-            .collect(),
-    )
+    match out {
+        None => Cow::Borrowed(stripped),
+        Some(mut o) => {
+            o.push_str(&stripped[copied..]);
+            Cow::Owned(o)
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -90,22 +95,27 @@ fn punctuation_replacement(c: char) -> Option<&'static str> {
 /// `punctuation_normalization_mapper`: replaces each Unicode punctuation character of Data-Juicer's
 /// map by its ASCII equivalent, character by character.
 pub fn normalize_punctuation(text: &str) -> Cow<'_, str> {
-    // Every mapped character is non-ASCII, so an ASCII text is unchanged.
-    let Some(first) = text
-        .char_indices()
-        .find(|&(_, c)| !c.is_ascii() && punctuation_replacement(c).is_some())
-    else {
-        return Cow::Borrowed(text);
-    };
-    let mut out = String::with_capacity(text.len());
-    out.push_str(&text[..first.0]);
-    for c in text[first.0..].chars() {
-        match punctuation_replacement(c) {
-            Some(r) => out.push_str(r),
-            None => out.push(c),
+    // Every mapped character is non-ASCII: jump between those.
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let (mut copied, mut i) = (0, 0);
+    while let Some(p) = next_non_ascii(bytes, i) {
+        let c = char_at(text, p);
+        i = p + c.len_utf8();
+        if let Some(r) = punctuation_replacement(c) {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+            o.push_str(&text[copied..p]);
+            o.push_str(r);
+            copied = i;
         }
     }
-    Cow::Owned(out)
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut o) => {
+            o.push_str(&text[copied..]);
+            Cow::Owned(o)
+        }
+    }
 }
 
 #[derive(Debug)]

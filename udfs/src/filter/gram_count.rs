@@ -1,0 +1,289 @@
+//! Exact counts of overlapping n-grams of characters (`character_repetition_filter`) or word ids
+//! (`word_repetition_filter`). Each code point gets a small id (the byte + 1 for ASCII, the next
+//! free number otherwise), so an n-gram packs losslessly into a u128 key; the keys are counted in
+//! an open-addressing table that each thread keeps between rows, so a row costs no allocation and
+//! no string comparison.
+
+use std::cell::RefCell;
+
+use foldhash::HashMap;
+
+/// Scratch buffers above this many entries (16-24 MB) are not kept for the next row.
+const MAX_KEPT: usize = 1 << 20;
+/// About this many keys per bucket: a table of twice as many 24-byte slots fits in L2.
+const BUCKET_KEYS: usize = 4096;
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    lo: u64,
+    hi: u64,
+    count: u32,
+}
+
+#[derive(Default)]
+struct GramCounter {
+    /// Id of every code point of a non-ASCII text.
+    ids: Vec<u32>,
+    /// Ids of the text's non-ASCII code points.
+    non_ascii: HashMap<char, u32>,
+    slots: Vec<Slot>,
+    counts: Vec<u32>,
+    /// Start of each bucket in `scattered` (and the end).
+    bucket_starts: Vec<usize>,
+    /// The packed keys of a long input, grouped by bucket.
+    scattered: Vec<u128>,
+}
+
+thread_local! {
+    static COUNTER: RefCell<GramCounter> = RefCell::new(GramCounter::default());
+}
+
+/// Calls `f` with the count of every distinct n-gram of `text` (in no particular order), or
+/// returns `None` without calling it when an n-gram of this text does not pack into 128 bits
+/// (`n` times the bits of the text's largest id exceeds 128). The text has at least `n` (> 0)
+/// code points.
+pub(crate) fn with_gram_counts<R>(
+    text: &str,
+    n: usize,
+    f: impl FnOnce(&mut [u32]) -> R,
+) -> Option<R> {
+    COUNTER.with(|c| {
+        let mut c = c.borrow_mut();
+        let counts = c.count(text, n)?;
+        let r = f(counts);
+        c.release_large();
+        Some(r)
+    })
+}
+
+/// Calls `f` with the count of every distinct n-gram of `ids` (each in `1..=max_id`; at least
+/// `n` > 0 of them), or returns `None` when the n-grams do not pack into 128 bits.
+pub(crate) fn with_id_gram_counts<R>(
+    ids: &[u32],
+    max_id: u32,
+    n: usize,
+    f: impl FnOnce(&mut [u32]) -> R,
+) -> Option<R> {
+    debug_assert!(ids.iter().all(|&id| id > 0 && id <= max_id));
+    let bits = (32 - max_id.leading_zeros()) as usize;
+    if n * bits > 128 {
+        return None;
+    }
+    COUNTER.with(|c| {
+        let mut c = c.borrow_mut();
+        let r = f(c.count_ids(ids.iter().copied(), ids.len(), n, bits));
+        c.release_large();
+        Some(r)
+    })
+}
+
+/// foldhash's folded multiply of the key's halves: one 64x64->128 multiplication. Buckets take
+/// its high bits, table slots its low bits.
+#[inline]
+fn key_hash(key: u128) -> u64 {
+    let (lo, hi) = (key as u64, (key >> 64) as u64);
+    let m = u128::from(lo ^ 0x243f_6a88_85a3_08d3) * u128::from(hi ^ 0x1319_8a2e_0370_7344);
+    (m as u64) ^ ((m >> 64) as u64)
+}
+
+impl GramCounter {
+    fn release_large(&mut self) {
+        if self.slots.capacity() > MAX_KEPT {
+            self.slots = Vec::new();
+        }
+        if self.scattered.capacity() > MAX_KEPT {
+            self.scattered = Vec::new();
+        }
+    }
+
+    fn count(&mut self, text: &str, n: usize) -> Option<&mut [u32]> {
+        if text.is_ascii() {
+            if n * 8 > 128 {
+                return None;
+            }
+            let ids = text.bytes().map(|b| u32::from(b) + 1);
+            Some(self.count_ids(ids, text.len(), n, 8))
+        } else {
+            self.ids.clear();
+            self.non_ascii.clear();
+            let mut next = 129u32;
+            for ch in text.chars() {
+                let id = if ch.is_ascii() {
+                    ch as u32 + 1
+                } else {
+                    *self.non_ascii.entry(ch).or_insert_with(|| {
+                        next += 1;
+                        next - 1
+                    })
+                };
+                self.ids.push(id);
+            }
+            let bits = (32 - (next - 1).leading_zeros()) as usize;
+            if n * bits > 128 {
+                return None;
+            }
+            let ids = std::mem::take(&mut self.ids);
+            self.count_ids(ids.iter().copied(), ids.len(), n, bits);
+            self.ids = ids;
+            Some(&mut self.counts)
+        }
+    }
+
+    /// Counts the packed n-grams of `len` ids of at most `bits` bits each (all non-zero, so no
+    /// key is 0, the empty slot's key). Long inputs are first scattered into buckets by hash, so
+    /// that each bucket's table stays in the core's cache.
+    fn count_ids(
+        &mut self,
+        ids: impl Iterator<Item = u32> + Clone,
+        len: usize,
+        n: usize,
+        bits: usize,
+    ) -> &mut [u32] {
+        let total = len - n + 1;
+        self.counts.clear();
+        if total <= 2 * BUCKET_KEYS {
+            count_keys(&mut self.slots, packed(ids, n, bits), total, &mut self.counts);
+            return &mut self.counts;
+        }
+        let bucket_bits = total.div_ceil(BUCKET_KEYS).next_power_of_two().trailing_zeros();
+        let bucket_of = |key: u128| (key_hash(key) >> (64 - bucket_bits)) as usize;
+        let starts = &mut self.bucket_starts;
+        starts.clear();
+        starts.resize((1 << bucket_bits) + 1, 0);
+        for key in packed(ids.clone(), n, bits) {
+            starts[bucket_of(key) + 1] += 1;
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        self.scattered.clear();
+        self.scattered.resize(total, 0);
+        let mut next = starts[..starts.len() - 1].to_vec();
+        for key in packed(ids, n, bits) {
+            let b = bucket_of(key);
+            self.scattered[next[b]] = key;
+            next[b] += 1;
+        }
+        for w in starts.windows(2) {
+            let bucket = &self.scattered[w[0]..w[1]];
+            count_keys(&mut self.slots, bucket.iter().copied(), bucket.len(), &mut self.counts);
+        }
+        &mut self.counts
+    }
+}
+
+/// The n-grams of `ids`, each packed as `bits`-bit digits into a u128.
+fn packed(
+    mut ids: impl Iterator<Item = u32>,
+    n: usize,
+    bits: usize,
+) -> impl Iterator<Item = u128> {
+    let key_mask = if n * bits == 128 {
+        u128::MAX
+    } else {
+        (1u128 << (n * bits)) - 1
+    };
+    let mut key = 0u128;
+    for id in ids.by_ref().take(n - 1) {
+        key = (key << bits) | u128::from(id);
+    }
+    ids.map(move |id| {
+        key = ((key << bits) | u128::from(id)) & key_mask;
+        key
+    })
+}
+
+/// Appends the count of each distinct key of `keys` (`len` of them) to `counts`, counting in an
+/// open-addressing table with linear probing at most half full.
+fn count_keys(
+    slots: &mut Vec<Slot>,
+    keys: impl Iterator<Item = u128>,
+    len: usize,
+    counts: &mut Vec<u32>,
+) {
+    let cap = (len * 2).next_power_of_two().max(16);
+    let mask = cap - 1;
+    slots.clear();
+    slots.resize(cap, Slot::default());
+    for key in keys {
+        let (lo, hi) = (key as u64, (key >> 64) as u64);
+        let mut i = key_hash(key) as usize & mask;
+        loop {
+            let s = &mut slots[i];
+            if s.count == 0 {
+                *s = Slot { lo, hi, count: 1 };
+                break;
+            }
+            if s.lo == lo && s.hi == hi {
+                s.count += 1;
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    counts.extend(slots.iter().filter(|s| s.count > 0).map(|s| s.count));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts_by_text(text: &str, n: usize) -> Vec<u32> {
+        let chars: Vec<char> = text.chars().collect();
+        let mut m: std::collections::HashMap<String, u32> = Default::default();
+        for w in chars.windows(n) {
+            *m.entry(w.iter().collect()).or_default() += 1;
+        }
+        let mut v: Vec<u32> = m.into_values().collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn packed_counts_equal_text_counts() {
+        let mut many_chars: String = (0x4e00u32..0x4e00 + 5000)
+            .map(|c| char::from_u32(c).unwrap())
+            .collect();
+        many_chars.push_str(&many_chars.clone());
+        let texts = [
+            "abcdefghij".repeat(30),
+            "ha".repeat(100),
+            "\0\0\0\0\0\0\0\0\0\0\0\0 a".to_string(),
+            "Straße ünïcödé 中文字符 🙂🙂🙂 straße ünïcödé".to_string(),
+            "the quick brown fox jumps over the lazy dog; the quick brown fox".to_string(),
+            many_chars,
+            // Long enough for the bucketed count: repetitive, and mostly distinct.
+            (0..20_000usize)
+                .map(|i| ["alpha ", "beta ", "gamma ", "delta "][(i * 7919 % 13) % 4])
+                .collect(),
+            (0..10_000).map(|i| format!("{i} ")).collect(),
+        ];
+        for text in &texts {
+            for n in [1, 2, 5, 9, 10, 16, 17] {
+                if text.chars().count() < n {
+                    continue;
+                }
+                let got = with_gram_counts(text, n, |c| {
+                    let mut c = c.to_vec();
+                    c.sort_unstable();
+                    c
+                });
+                let max_id_bits = if text.is_ascii() {
+                    8
+                } else {
+                    let distinct_non_ascii = text
+                        .chars()
+                        .filter(|c| !c.is_ascii())
+                        .collect::<std::collections::HashSet<_>>()
+                        .len() as u32;
+                    32 - (128 + distinct_non_ascii).leading_zeros() as usize
+                };
+                if n * max_id_bits > 128 {
+                    assert_eq!(got, None, "{n} {max_id_bits}");
+                } else {
+                    assert_eq!(got, Some(counts_by_text(text, n)), "{text:?} n={n}");
+                }
+            }
+        }
+    }
+}
