@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::common::Result;
+use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::execution::context::QueryPlanner;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
@@ -80,10 +82,29 @@ impl QueryPlanner for DjQueryPlanner {
         logical_plan: &LogicalPlan,
         session_state: &dyn datafusion::catalog::Session,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(DjExtensionPlanner)])
-            .create_physical_plan(logical_plan, session_state)
-            .await
+        let plan =
+            DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(DjExtensionPlanner)])
+                .create_physical_plan(logical_plan, session_state)
+                .await?;
+        uncoalesced_filters(plan)
     }
+}
+
+/// Sets every `FilterExec`'s batch size to 2, which turns off its batch coalescing (batches of
+/// more than `batch_size / 2` rows pass through). Coalescing would hold up to 8192 rows in every
+/// filter and copy them all: with long documents, hundreds of MB per filter and a copy of the
+/// text per filter. A recipe's batches are already sized by the source (rows and bytes), and
+/// every op is per row, so smaller batches after a filter cost nothing worth the copy.
+fn uncoalesced_filters(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    plan.transform_up(|node| {
+        Ok(match node.as_ref().downcast_ref::<FilterExec>() {
+            Some(filter) if filter.batch_size() != 2 => {
+                Transformed::yes(Arc::new(filter.with_batch_size(2)?) as Arc<dyn ExecutionPlan>)
+            }
+            _ => Transformed::no(node),
+        })
+    })
+    .map(|t| t.data)
 }
 
 /// A session for running recipes: `target_partitions` threads of work, no round-robin

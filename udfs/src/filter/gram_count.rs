@@ -17,7 +17,18 @@ const BUCKET_KEYS: usize = 4096;
 struct Slot {
     lo: u64,
     hi: u64,
-    count: u32,
+    /// The slot is taken in the current count only when this is the table's generation.
+    generation: u32,
+    /// Index of the key's count.
+    index: u32,
+}
+
+/// An open-addressing table with linear probing, at most half full, emptied in O(1) by starting a
+/// new generation.
+#[derive(Default)]
+struct Table {
+    slots: Vec<Slot>,
+    generation: u32,
 }
 
 #[derive(Default)]
@@ -26,7 +37,7 @@ struct GramCounter {
     ids: Vec<u32>,
     /// Ids of the text's non-ASCII code points.
     non_ascii: HashMap<char, u32>,
-    slots: Vec<Slot>,
+    table: Table,
     counts: Vec<u32>,
     /// Start of each bucket in `scattered` (and the end).
     bucket_starts: Vec<usize>,
@@ -88,8 +99,8 @@ fn key_hash(key: u128) -> u64 {
 
 impl GramCounter {
     fn release_large(&mut self) {
-        if self.slots.capacity() > MAX_KEPT {
-            self.slots = Vec::new();
+        if self.table.slots.len() > MAX_KEPT {
+            self.table.slots = Vec::new();
         }
         if self.scattered.capacity() > MAX_KEPT {
             self.scattered = Vec::new();
@@ -142,7 +153,7 @@ impl GramCounter {
         let total = len - n + 1;
         self.counts.clear();
         if total <= 2 * BUCKET_KEYS {
-            count_keys(&mut self.slots, packed(ids, n, bits), total, &mut self.counts);
+            self.table.count(packed(ids, n, bits), total, &mut self.counts);
             return &mut self.counts;
         }
         let bucket_bits = total.div_ceil(BUCKET_KEYS).next_power_of_two().trailing_zeros();
@@ -166,7 +177,7 @@ impl GramCounter {
         }
         for w in starts.windows(2) {
             let bucket = &self.scattered[w[0]..w[1]];
-            count_keys(&mut self.slots, bucket.iter().copied(), bucket.len(), &mut self.counts);
+            self.table.count(bucket.iter().copied(), bucket.len(), &mut self.counts);
         }
         &mut self.counts
     }
@@ -193,35 +204,45 @@ fn packed(
     })
 }
 
-/// Appends the count of each distinct key of `keys` (`len` of them) to `counts`, counting in an
-/// open-addressing table with linear probing at most half full.
-fn count_keys(
-    slots: &mut Vec<Slot>,
-    keys: impl Iterator<Item = u128>,
-    len: usize,
-    counts: &mut Vec<u32>,
-) {
-    let cap = (len * 2).next_power_of_two().max(16);
-    let mask = cap - 1;
-    slots.clear();
-    slots.resize(cap, Slot::default());
-    for key in keys {
-        let (lo, hi) = (key as u64, (key >> 64) as u64);
-        let mut i = key_hash(key) as usize & mask;
-        loop {
-            let s = &mut slots[i];
-            if s.count == 0 {
-                *s = Slot { lo, hi, count: 1 };
-                break;
+impl Table {
+    /// Appends the count of each distinct key of `keys` (`len` of them) to `counts`.
+    fn count(&mut self, keys: impl Iterator<Item = u128>, len: usize, counts: &mut Vec<u32>) {
+        let cap = (len * 2).next_power_of_two().max(16);
+        if self.slots.len() < cap {
+            self.slots.resize(cap, Slot::default());
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.iter_mut().for_each(|s| s.generation = 0);
+            self.generation = 1;
+        }
+        let generation = self.generation;
+        let mask = cap - 1;
+        let slots = &mut self.slots[..cap];
+        counts.reserve(len);
+        for key in keys {
+            let (lo, hi) = (key as u64, (key >> 64) as u64);
+            let mut i = key_hash(key) as usize & mask;
+            loop {
+                let s = &mut slots[i];
+                if s.generation != generation {
+                    *s = Slot {
+                        lo,
+                        hi,
+                        generation,
+                        index: counts.len() as u32,
+                    };
+                    counts.push(1);
+                    break;
+                }
+                if s.lo == lo && s.hi == hi {
+                    counts[s.index as usize] += 1;
+                    break;
+                }
+                i = (i + 1) & mask;
             }
-            if s.lo == lo && s.hi == hi {
-                s.count += 1;
-                break;
-            }
-            i = (i + 1) & mask;
         }
     }
-    counts.extend(slots.iter().filter(|s| s.count > 0).map(|s| s.count));
 }
 
 #[cfg(test)]

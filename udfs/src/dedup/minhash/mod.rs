@@ -48,6 +48,11 @@ use datafusion_expr::{
 use serde_json::{Value, json};
 use sha1::{Digest, Sha1};
 
+mod permute;
+
+pub use permute::permute;
+use permute::Permutations;
+
 use crate::models::SentencePiece;
 use crate::operator::{DedupKind, DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -94,24 +99,6 @@ pub fn permutations(n: usize) -> (Vec<u64>, Vec<u64>) {
 pub fn sha1_hash32(data: &[u8]) -> u32 {
     let d = Sha1::digest(data);
     u32::from_le_bytes([d[0], d[1], d[2], d[3]])
-}
-
-/// `x mod (2^61 - 1)` for any u64.
-#[inline]
-fn mod_mersenne(x: u64) -> u64 {
-    let r = (x & MERSENNE_PRIME) + (x >> 61);
-    if r >= MERSENNE_PRIME {
-        r - MERSENNE_PRIME
-    } else {
-        r
-    }
-}
-
-/// One permutation of a token hash: `((h*a + b) mod P) & (2^32 - 1)`, multiplication and addition
-/// wrapping in u64 as numpy's uint64 arrays do.
-#[inline]
-pub fn permute(h: u32, a: u64, b: u64) -> u32 {
-    mod_mersenne((h as u64).wrapping_mul(a).wrapping_add(b)) as u32
 }
 
 /// The `regex` module's `\p{P}` (its Unicode 17 tables: U+2E60..U+2E63 and U+10ED0 are newer
@@ -322,8 +309,7 @@ impl Shingler {
 #[derive(Debug)]
 pub struct MinHasher {
     shingler: Shingler,
-    perm_a: Vec<u64>,
-    perm_b: Vec<u64>,
+    perms: Permutations,
     num_bands: usize,
     rows_per_band: usize,
 }
@@ -360,8 +346,7 @@ impl MinHasher {
         let (perm_a, perm_b) = permutations(cfg.num_permutations);
         Ok(MinHasher {
             shingler,
-            perm_a,
-            perm_b,
+            perms: Permutations::new(perm_a, perm_b),
             num_bands,
             rows_per_band,
         })
@@ -376,12 +361,12 @@ impl MinHasher {
     }
 
     pub fn num_permutations(&self) -> usize {
-        self.perm_a.len()
+        self.perms.len()
     }
 
     /// The permutations `(perm_a, perm_b)`.
     pub fn permutations(&self) -> (&[u64], &[u64]) {
-        (&self.perm_a, &self.perm_b)
+        (self.perms.a(), self.perms.b())
     }
 
     /// The text that is shingled ([`Shingler::normalize`]).
@@ -407,16 +392,7 @@ impl MinHasher {
     /// The MinHash signature: for every permutation, the minimum permuted value over the shingle
     /// hashes; [`MAX_HASH`] everywhere for a text without shingles.
     pub fn signature(&self, text: &str) -> Vec<u32> {
-        let mut sig = vec![MAX_HASH; self.perm_a.len()];
-        for h in self.shingle_hashes(text) {
-            for ((s, &a), &b) in sig.iter_mut().zip(&self.perm_a).zip(&self.perm_b) {
-                let v = permute(h, a, b);
-                if v < *s {
-                    *s = v;
-                }
-            }
-        }
-        sig
+        self.perms.signature(&self.shingle_hashes(text))
     }
 
     /// The signature values of band `band` (`values[band*r..(band+1)*r]`, cut at the end of the

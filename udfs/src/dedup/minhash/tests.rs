@@ -246,7 +246,7 @@ fn token_hashes_match_data_juicer() {
         u64::MAX,
         1 << 63,
     ] {
-        assert_eq!(mod_mersenne(x), x % MERSENNE_PRIME, "{x}");
+        assert_eq!(permute::mod_mersenne(x), x % MERSENNE_PRIME, "{x}");
     }
     let (h, a, b) = (u32::MAX, u64::MAX - 5, u64::MAX - 1);
     let want = (((h as u64).wrapping_mul(a).wrapping_add(b)) % MERSENNE_PRIME) & 0xffff_ffff;
