@@ -129,7 +129,9 @@ pub struct Partitioning {
 pub async fn plan_partitioning(recipe: &Recipe, index: &Arc<InputIndex>) -> Result<Partitioning> {
     let rows = index.total_rows;
     let p = &recipe.partition;
-    let balanced = |n: usize| dj_plans::source::balanced_ranges(rows, n);
+    // Equal bytes rather than equal rows, so long documents don't make one partition the
+    // straggler; rows when the input's format has no byte marks.
+    let balanced = |n: usize| index.byte_balanced_ranges(n);
     if recipe.executor_type != ExecutorType::RayPartitioned {
         return Ok(Partitioning {
             ranges: balanced(recipe.np),
@@ -657,6 +659,10 @@ pub(crate) async fn execute(
     let progress = crate::progress::start(watched);
     let mut tasks = tokio::task::JoinSet::new();
     let remote = remote.is_some();
+    // The costliest partitions first (they ask for a permit in this order, and the semaphore is
+    // fair), so that the cheap ones fill in at the end instead of a long one starting last.
+    let mut plans = plans;
+    plans.sort_by_key(|p| std::cmp::Reverse(index.approx_bytes(ranges[p.partition])));
     for plan in plans {
         let (ctx, concurrency, events) = (session.task_ctx(), concurrency.clone(), events.clone());
         let listener = listener.clone();

@@ -15,12 +15,15 @@ use dj_udfs::filter::words::word_rep_ratio;
 use dj_udfs::mapper::normalization::{normalize_punctuation, normalize_whitespace};
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: text_stats_speed FILE.jsonl");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: text_stats_speed FILE.jsonl");
     let file = std::io::BufReader::new(std::fs::File::open(&path).expect("open the input"));
     let texts: Vec<String> = file
         .lines()
         .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(&l.expect("read a line")).expect("JSON");
+            let v: serde_json::Value =
+                serde_json::from_str(&l.expect("read a line")).expect("JSON");
             v["text"].as_str().unwrap_or_default().to_string()
         })
         .collect();
@@ -30,12 +33,19 @@ fn main() {
         let start = Instant::now();
         let sum: f64 = texts.iter().map(|t| f(t)).sum();
         let secs = start.elapsed().as_secs_f64();
-        println!("{name:<24} {secs:7.3} s {:8.1} MB/s  (sum {sum:.3})", mb / secs);
+        println!(
+            "{name:<24} {secs:7.3} s {:8.1} MB/s  (sum {sum:.3})",
+            mb / secs
+        );
     };
     time("char_rep_ratio(10)", &|t| char_rep_ratio(t, 10));
     time("word_rep_ratio(10)", &|t| word_rep_ratio(t, 10));
     time("alnum_ratio", &alnum_ratio);
     time("special_char_ratio", &special_char_ratio);
-    time("normalize_whitespace", &|t| normalize_whitespace(t).len() as f64);
-    time("normalize_punctuation", &|t| normalize_punctuation(t).len() as f64);
+    time("normalize_whitespace", &|t| {
+        normalize_whitespace(t).len() as f64
+    });
+    time("normalize_punctuation", &|t| {
+        normalize_punctuation(t).len() as f64
+    });
 }

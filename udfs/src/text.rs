@@ -110,6 +110,42 @@ impl CharSet {
         (hits, chars)
     }
 
+    /// `s` without the set's characters at either end (`str.strip(chars)`); ASCII bytes are
+    /// tested against a bit mask without decoding.
+    pub fn trim<'a>(&self, s: &'a str) -> &'a str {
+        let b = s.as_bytes();
+        let mut start = 0;
+        while start < b.len() {
+            let len = if b[start] < 0x80 {
+                ((self.ascii >> b[start]) & 1 == 1).then_some(1)
+            } else {
+                let c = char_at(s, start);
+                self.contains(c).then(|| c.len_utf8())
+            };
+            match len {
+                Some(len) => start += len,
+                None => break,
+            }
+        }
+        let mut end = b.len();
+        while end > start {
+            let len = if b[end - 1] < 0x80 {
+                ((self.ascii >> b[end - 1]) & 1 == 1).then_some(1)
+            } else {
+                let c = s[start..end]
+                    .chars()
+                    .next_back()
+                    .expect("a code point ends here");
+                self.contains(c).then(|| c.len_utf8())
+            };
+            match len {
+                Some(len) => end -= len,
+                None => break,
+            }
+        }
+        &s[start..end]
+    }
+
     /// The set as sorted inclusive ranges.
     pub fn ranges(&self) -> &[(u32, u32)] {
         &self.ranges
@@ -367,16 +403,24 @@ pub fn split_on_whitespace(doc: &str, new_line: bool, tab: bool) -> impl Iterato
 }
 
 /// `get_words_from_document(doc)` without a tokenizer: [`split_on_whitespace`] on space, newline
-/// and tab.
+/// and tab (found with `memchr3`).
 pub fn words_from_document(doc: &str) -> impl Iterator<Item = &str> {
-    split_on_whitespace(doc, true, true)
+    let bytes = doc.as_bytes();
+    let mut start = 0;
+    memchr::memchr3_iter(b' ', b'\n', b'\t', bytes)
+        .chain(std::iter::once(bytes.len()))
+        .filter_map(move |end| {
+            let word = &doc[start..end];
+            start = end + 1;
+            (!word.is_empty()).then_some(word)
+        })
 }
 
 /// Data-Juicer's `strip(document, strip_characters)`: drop leading and trailing characters of the
 /// set.
 #[inline]
 pub fn strip_chars<'a>(s: &'a str, set: &CharSet) -> &'a str {
-    s.trim_matches(|c| set.contains(c))
+    set.trim(s)
 }
 
 /// Data-Juicer's `words_refinement(words, lower_case, strip_chars)` without word augmentation
@@ -471,7 +515,11 @@ mod tests {
             let b = text.as_bytes();
             for from in 0..=b.len() {
                 let want = (from..b.len()).find(|&i| b[i] >= 0x80 || b[i] == b'\t');
-                assert_eq!(next_non_ascii_or(b, b'\t', from), want, "{text:?} from {from}");
+                assert_eq!(
+                    next_non_ascii_or(b, b'\t', from),
+                    want,
+                    "{text:?} from {from}"
+                );
                 let want = (from..b.len()).find(|&i| b[i] >= 0x80);
                 assert_eq!(next_non_ascii(b, from), want, "{text:?} from {from}");
             }
@@ -482,8 +530,16 @@ mod tests {
                 let mut b = [b'a'; 16];
                 b[pos] = v;
                 b[pos + 1] = b'\t';
-                let want = if v >= 0x80 || v == b'\t' { pos } else { pos + 1 };
-                assert_eq!(next_non_ascii_or(&b, b'\t', 0), Some(want), "{v:#x} at {pos}");
+                let want = if v >= 0x80 || v == b'\t' {
+                    pos
+                } else {
+                    pos + 1
+                };
+                assert_eq!(
+                    next_non_ascii_or(&b, b'\t', 0),
+                    Some(want),
+                    "{v:#x} at {pos}"
+                );
             }
         }
     }
@@ -493,6 +549,36 @@ mod tests {
         for c in (0..128u8).map(char::from) {
             assert_eq!(py_alnum().contains(c), is_py_alnum(c), "{c:?}");
         }
+    }
+
+    #[test]
+    fn trim_equals_trim_matches() {
+        let set = special_characters();
+        for s in [
+            "",
+            "...",
+            "(quick)",
+            "«ünï»",
+            "a",
+            "!a!",
+            "😀x😀",
+            "—dash—",
+            "x\u{301}",
+            "  \t",
+        ] {
+            assert_eq!(set.trim(s), s.trim_matches(|c| set.contains(c)), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn words_from_document_splits_on_space_newline_tab_only() {
+        let doc = " a  b\tc\n\nd\u{a0}e\r\nf \t";
+        let want: Vec<&str> = doc
+            .split(|c| c == ' ' || c == '\n' || c == '\t')
+            .filter(|w| !w.is_empty())
+            .collect();
+        assert_eq!(words_from_document(doc).collect::<Vec<_>>(), want);
+        assert_eq!(want, ["a", "b", "c", "d\u{a0}e\r", "f"]);
     }
 
     #[test]

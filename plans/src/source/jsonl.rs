@@ -12,7 +12,7 @@ use datafusion::arrow::json::reader::infer_json_schema_from_iterator;
 use serde_json::Value;
 
 use super::files::{Compression, FileFormat, open};
-use super::{InputFile, SEEK_EVERY, SeekPoint, SourceError};
+use super::{InputFile, MARK_BYTES, MARK_MIN_ROWS, SEEK_EVERY, SeekPoint, SourceError};
 
 /// Rows are flushed into a batch at this many rows or [`BATCH_BYTES`] bytes of JSON.
 pub const BATCH_ROWS: usize = 8192;
@@ -139,6 +139,7 @@ pub fn index(
             rows: values.len() as u64,
             size_bytes,
             seek_points: vec![],
+            byte_marks: vec![],
             remote: None,
         };
         return Ok((file, schema));
@@ -146,7 +147,7 @@ pub fn index(
 
     if compression == Compression::None
         && size_bytes >= PARALLEL_INDEX_BYTES
-        && let Some((rows, seek_points, schema)) = index_in_parts(path, size_bytes)?
+        && let Some((rows, seek_points, byte_marks, schema)) = index_in_parts(path, size_bytes)?
     {
         let file = InputFile {
             path: path.to_path_buf(),
@@ -155,6 +156,7 @@ pub fn index(
             rows,
             size_bytes,
             seek_points,
+            byte_marks,
             remote: None,
         };
         return Ok((file, schema));
@@ -163,9 +165,12 @@ pub fn index(
     let Part {
         rows,
         mut seek_points,
+        mut byte_marks,
+        end,
         schema,
         ..
     } = index_lines(path, reader, 0, 0)?;
+    byte_marks.push((rows, end));
     if seek_points.is_empty() {
         seek_points.push(SeekPoint {
             row: 0,
@@ -180,6 +185,7 @@ pub fn index(
         rows,
         size_bytes,
         seek_points,
+        byte_marks,
         remote: None,
     };
     Ok((file, schema))
@@ -193,6 +199,10 @@ pub const PARALLEL_INDEX_BYTES: u64 = 32 << 20;
 struct Part {
     rows: u64,
     seek_points: Vec<SeekPoint>,
+    /// `(part-local row, file offset)` marks, the first at the part's first row.
+    byte_marks: Vec<(u64, u64)>,
+    /// File offset after the part's last line.
+    end: u64,
     lines: u64,
     schema: Schema,
 }
@@ -205,7 +215,7 @@ struct Part {
 fn index_in_parts(
     path: &Path,
     size: u64,
-) -> Result<Option<(u64, Vec<SeekPoint>, Schema)>, SourceError> {
+) -> Result<Option<(u64, Vec<SeekPoint>, Vec<(u64, u64)>, Schema)>, SourceError> {
     let parts = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8) as u64;
@@ -241,11 +251,15 @@ fn index_in_parts(
     });
     let (mut rows, mut lines) = (0u64, 0u64);
     let mut seek_points = Vec::new();
+    let mut byte_marks = Vec::new();
     let mut schemas = Vec::new();
+    let mut end = 0;
     for part in results {
         let Some(part) = part? else {
             return Ok(None);
         };
+        byte_marks.extend(part.byte_marks.iter().map(|&(r, o)| (rows + r, o)));
+        end = part.end;
         seek_points.extend(part.seek_points.iter().map(|p| SeekPoint {
             row: rows + p.row,
             offset: p.offset,
@@ -265,7 +279,8 @@ fn index_in_parts(
             line: 0,
         });
     }
-    Ok(Some((rows, seek_points, schema)))
+    byte_marks.push((rows, end));
+    Ok(Some((rows, seek_points, byte_marks, schema)))
 }
 
 /// Indexes bytes `[start, end)` (whole lines) of `path`; `None` if a row is malformed or the
@@ -290,10 +305,17 @@ fn index_lines(
 ) -> Result<Part, SourceError> {
     let mut lines = Lines::new(reader, offset, base_line);
     let mut seek_points = Vec::new();
+    let mut byte_marks: Vec<(u64, u64)> = Vec::new();
     let mut rows = 0u64;
     let mut failure: Option<SourceError> = None;
     let iter = std::iter::from_fn(|| match lines.next_row(path) {
         Ok(Some((offset, line))) => {
+            if byte_marks
+                .last()
+                .is_none_or(|&(r, o)| rows - r >= MARK_MIN_ROWS && offset - o >= MARK_BYTES)
+            {
+                byte_marks.push((rows, offset));
+            }
             if rows.is_multiple_of(SEEK_EVERY) {
                 seek_points.push(SeekPoint {
                     row: rows,
@@ -327,6 +349,8 @@ fn index_lines(
     Ok(Part {
         rows,
         seek_points,
+        byte_marks,
+        end: lines.offset,
         lines: lines.line - base_line,
         schema,
     })
@@ -509,12 +533,30 @@ mod tests {
             "the single pass ran"
         );
         let size = single.size_bytes;
-        let (rows, seek_points, schema) = index_in_parts(&path, size).unwrap().unwrap();
+        let (rows, seek_points, byte_marks, schema) = index_in_parts(&path, size).unwrap().unwrap();
         assert_eq!(schema, single_schema);
         assert_eq!(rows, single.rows);
+        // The parts mark other rows than the single pass, but a row marked by both is at the
+        // same offset, and both end at the file's end.
+        assert_eq!(byte_marks.last(), Some(&(rows, size)));
+        assert_eq!(single.byte_marks.last(), Some(&(rows, size)));
+        assert!(byte_marks.len() > 2 && byte_marks.windows(2).all(|w| w[0] < w[1]));
+        let single_marks: std::collections::HashMap<u64, u64> =
+            single.byte_marks.iter().copied().collect();
+        let shared = byte_marks
+            .iter()
+            .filter(|(r, o)| {
+                single_marks.get(r).is_some_and(|so| {
+                    assert_eq!(so, o, "row {r}");
+                    true
+                })
+            })
+            .count();
+        assert!(shared >= 1, "{shared}");
         let parallel = InputFile {
             rows,
             seek_points,
+            byte_marks,
             ..single.clone()
         };
         let schema = Arc::new(schema);

@@ -73,6 +73,10 @@ pub struct InputFile {
     pub size_bytes: u64,
     /// JSONL: seek points every [`SEEK_EVERY`] rows (first at row 0).
     pub seek_points: Vec<SeekPoint>,
+    /// JSONL: `(row, byte offset)` of a row about every [`MARK_BYTES`] bytes, and `(rows, end
+    /// offset)` last: what [`InputIndex::byte_balanced_ranges`] cuts by. Empty for other formats.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub byte_marks: Vec<(u64, u64)>,
     /// The object `path` is a cached copy of (object-storage datasets); a process without the
     /// copy downloads it ([`InputIndex::ensure_local`]).
     #[serde(default)]
@@ -96,6 +100,7 @@ impl InputFile {
             rows,
             size_bytes,
             seek_points: vec![],
+            byte_marks: vec![],
             remote: None,
         })
     }
@@ -103,6 +108,9 @@ impl InputFile {
 
 /// JSONL seek-point spacing, in rows.
 pub const SEEK_EVERY: u64 = 4096;
+/// JSONL byte-mark spacing: a mark once this many bytes and [`MARK_MIN_ROWS`] rows passed.
+pub const MARK_BYTES: u64 = 256 << 10;
+pub const MARK_MIN_ROWS: u64 = 16;
 
 /// The whole input: files in order, their merged schema, and the row count.
 #[derive(Debug)]
@@ -176,6 +184,80 @@ impl InputIndex {
         balanced_ranges(self.total_rows, n)
     }
 
+    /// `n` contiguous ranges of about equal bytes, so that partitions of long documents cost
+    /// about as much as partitions of short ones; cut at the files' byte marks (every 256 KB or
+    /// so). Falls back to [`InputIndex::balanced_ranges`] (equal rows) when a file has no marks
+    /// (Parquet, Arrow, JSON arrays) or the marks are too coarse for `n` non-empty ranges.
+    pub fn byte_balanced_ranges(&self, n: usize) -> Vec<RowRange> {
+        let rows = self.total_rows;
+        if n <= 1 || self.files.iter().any(|f| f.byte_marks.is_empty()) {
+            return self.balanced_ranges(n);
+        }
+        // (global row, global byte) at every mark.
+        let mut points = Vec::new();
+        let (mut rows_before, mut bytes_before) = (0u64, 0u64);
+        for f in &self.files {
+            let first = f.byte_marks[0].1;
+            points.extend(
+                f.byte_marks
+                    .iter()
+                    .map(|&(r, o)| (rows_before + r, bytes_before + o - first)),
+            );
+            rows_before += f.rows;
+            bytes_before += f.byte_marks.last().map_or(0, |&(_, o)| o - first);
+        }
+        let total_bytes = bytes_before;
+        let mut cuts = vec![0u64];
+        for k in 1..n as u64 {
+            let target = total_bytes * k / n as u64;
+            let i = points.partition_point(|&(_, b)| b < target);
+            // The mark nearest the target, after the previous cut, leaving a row per range left.
+            let nearest = match (i.checked_sub(1).map(|j| points[j]), points.get(i)) {
+                (Some(before), Some(at)) if target - before.1 < at.1 - target => before.0,
+                (_, Some(at)) => at.0,
+                (Some(before), None) => before.0,
+                (None, None) => return self.balanced_ranges(n),
+            };
+            if nearest <= *cuts.last().unwrap() || nearest > rows - (n as u64 - k) {
+                return self.balanced_ranges(n);
+            }
+            cuts.push(nearest);
+        }
+        cuts.push(rows);
+        cuts.windows(2)
+            .map(|w| RowRange {
+                start: w[0],
+                end: w[1],
+            })
+            .collect()
+    }
+
+    /// Bytes of the input in `range`, as far as the byte marks tell (whole marks around it);
+    /// the range's share of the rows times the input's bytes when a file has no marks.
+    pub fn approx_bytes(&self, range: RowRange) -> u64 {
+        let mut total = 0u64;
+        let mut rows_before = 0u64;
+        for f in &self.files {
+            let (start, end) = (
+                range.start.clamp(rows_before, rows_before + f.rows) - rows_before,
+                range.end.clamp(rows_before, rows_before + f.rows) - rows_before,
+            );
+            rows_before += f.rows;
+            if start >= end {
+                continue;
+            }
+            if f.byte_marks.is_empty() {
+                total += f.size_bytes * (end - start) / f.rows.max(1);
+                continue;
+            }
+            let m = &f.byte_marks;
+            let lo = m[m.partition_point(|&(r, _)| r <= start) - 1].1;
+            let hi = m[m.partition_point(|&(r, _)| r < end).min(m.len() - 1)].1;
+            total += hi - lo;
+        }
+        total
+    }
+
     /// Makes sure every input file is on this machine: a cached object-storage input missing
     /// here (another process indexed it) is downloaded to this machine's cache.
     pub fn ensure_local(&mut self) -> Result<(), SourceError> {
@@ -237,6 +319,85 @@ mod tests {
     fn cuts(rows: u64, n: usize) -> Vec<u64> {
         let r = balanced_ranges(rows, n);
         r[..r.len() - 1].iter().map(|r| r.end).collect()
+    }
+
+    /// An index of one JSONL file of `rows` rows whose row `r` has `len(r)` bytes, with marks
+    /// every 10 rows.
+    fn marked_index(rows: u64, len: impl Fn(u64) -> u64) -> InputIndex {
+        let mut marks = Vec::new();
+        let mut offset = 0;
+        for r in 0..rows {
+            if r % 10 == 0 {
+                marks.push((r, offset));
+            }
+            offset += len(r);
+        }
+        marks.push((rows, offset));
+        InputIndex {
+            dataset_path: "x.jsonl".into(),
+            files: vec![InputFile {
+                path: "x.jsonl".into(),
+                format: FileFormat::Jsonl,
+                compression: Compression::None,
+                rows,
+                size_bytes: offset,
+                seek_points: vec![],
+                byte_marks: marks,
+                remote: None,
+            }],
+            schema: Arc::new(datafusion::arrow::datatypes::Schema::empty()),
+            total_rows: rows,
+        }
+    }
+
+    #[test]
+    fn byte_balanced_cuts_balance_bytes_not_rows() {
+        // The last quarter of the rows holds 100x longer documents.
+        let index = marked_index(10_000, |r| if r < 7_500 { 100 } else { 10_000 });
+        let total = index.files[0].size_bytes;
+        for n in [2, 3, 8] {
+            let ranges = index.byte_balanced_ranges(n);
+            assert_eq!(ranges.len(), n);
+            assert_eq!((ranges[0].start, ranges[n - 1].end), (0, 10_000));
+            assert!(
+                ranges
+                    .windows(2)
+                    .all(|w| w[0].end == w[1].start && !w[0].is_empty())
+            );
+            for r in &ranges {
+                let bytes = index.approx_bytes(*r);
+                // Within one mark (10 rows of 10 KB) of an equal share.
+                assert!(
+                    bytes.abs_diff(total / n as u64) <= 100_000,
+                    "{n}: {r:?} {bytes}"
+                );
+            }
+            assert_eq!(
+                ranges.iter().map(|r| index.approx_bytes(*r)).sum::<u64>(),
+                total
+            );
+        }
+        // Uniform rows: about the row-balanced cuts.
+        let uniform = marked_index(1_000, |_| 50);
+        assert_eq!(uniform.byte_balanced_ranges(4), uniform.balanced_ranges(4),);
+    }
+
+    #[test]
+    fn byte_balanced_cuts_fall_back_to_rows() {
+        // Too few marks for 8 ranges, no marks at all, one range.
+        let coarse = marked_index(25, |_| 10);
+        assert_eq!(coarse.byte_balanced_ranges(8), coarse.balanced_ranges(8));
+        let mut unmarked = marked_index(1_000, |_| 10);
+        unmarked.files[0].byte_marks.clear();
+        assert_eq!(
+            unmarked.byte_balanced_ranges(3),
+            unmarked.balanced_ranges(3)
+        );
+        assert_eq!(
+            unmarked.approx_bytes(RowRange { start: 0, end: 500 }),
+            5_000
+        );
+        assert_eq!(coarse.byte_balanced_ranges(1), coarse.balanced_ranges(1));
     }
 
     #[test]

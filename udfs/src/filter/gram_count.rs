@@ -153,10 +153,14 @@ impl GramCounter {
         let total = len - n + 1;
         self.counts.clear();
         if total <= 2 * BUCKET_KEYS {
-            self.table.count(packed(ids, n, bits), total, &mut self.counts);
+            self.table
+                .count(packed(ids, n, bits), total, &mut self.counts);
             return &mut self.counts;
         }
-        let bucket_bits = total.div_ceil(BUCKET_KEYS).next_power_of_two().trailing_zeros();
+        let bucket_bits = total
+            .div_ceil(BUCKET_KEYS)
+            .next_power_of_two()
+            .trailing_zeros();
         let bucket_of = |key: u128| (key_hash(key) >> (64 - bucket_bits)) as usize;
         let starts = &mut self.bucket_starts;
         starts.clear();
@@ -177,18 +181,15 @@ impl GramCounter {
         }
         for w in starts.windows(2) {
             let bucket = &self.scattered[w[0]..w[1]];
-            self.table.count(bucket.iter().copied(), bucket.len(), &mut self.counts);
+            self.table
+                .count(bucket.iter().copied(), bucket.len(), &mut self.counts);
         }
         &mut self.counts
     }
 }
 
 /// The n-grams of `ids`, each packed as `bits`-bit digits into a u128.
-fn packed(
-    mut ids: impl Iterator<Item = u32>,
-    n: usize,
-    bits: usize,
-) -> impl Iterator<Item = u128> {
+fn packed(mut ids: impl Iterator<Item = u32>, n: usize, bits: usize) -> impl Iterator<Item = u128> {
     let key_mask = if n * bits == 128 {
         u128::MAX
     } else {

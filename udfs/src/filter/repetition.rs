@@ -320,7 +320,10 @@ mod tests {
     #[test]
     fn packed_and_hashed_counts_agree() {
         let bigs = crate::mapper::test_support::big_texts();
-        let texts = CASES.iter().map(|(t, _)| *t).chain(bigs.iter().map(String::as_str));
+        let texts = CASES
+            .iter()
+            .map(|(t, _)| *t)
+            .chain(bigs.iter().map(String::as_str));
         for text in texts {
             let len = text.chars().count();
             for n in [1, 3, 10, 16] {

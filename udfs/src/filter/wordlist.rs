@@ -12,7 +12,6 @@
 //!   other shapes (and, e.g., treat a string value as its characters).
 //! * `tokenization: true` needs a SentencePiece model and is rejected.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -20,7 +19,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use serde_json::{Value, json};
 
 use crate::filter::build_filter;
-use crate::filter::words::{refine, refined_words};
+use crate::filter::words::with_refined_words;
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -152,13 +151,15 @@ pub struct WordsAug {
 /// augmented word groups; 0.0 when there are none. Data-Juicer clamps to 1.0, which a share
 /// never exceeds.
 pub fn listed_word_ratio(text: &str, list: &HashSet<String>, aug: Option<&WordsAug>) -> f64 {
-    listed_ratio_of(&refined_words(text), list, aug)
+    with_refined_words(&WordSource::Whitespace, text, |w| {
+        listed_ratio_of(w, list, aug)
+    })
 }
 
 /// [`listed_word_ratio`] over already refined words.
-fn listed_ratio_of(words: &[Cow<'_, str>], list: &HashSet<String>, aug: Option<&WordsAug>) -> f64 {
+fn listed_ratio_of(words: &[&str], list: &HashSet<String>, aug: Option<&WordsAug>) -> f64 {
     let mut total = words.len();
-    let mut hits = words.iter().filter(|w| list.contains(w.as_ref())).count();
+    let mut hits = words.iter().filter(|w| list.contains(**w)).count();
     if let Some(aug) = aug {
         let mut joined = String::new();
         for &n in &aug.group_sizes {
@@ -197,8 +198,8 @@ impl TextStat for ListedWordRatio {
         StatType::Float64
     }
     fn compute(&self, text: &str) -> StatValue {
-        StatValue::Float(self.words.with_words(text, |w| {
-            listed_ratio_of(&refine(w), &self.list, self.aug.as_ref())
+        StatValue::Float(with_refined_words(&self.words, text, |w| {
+            listed_ratio_of(w, &self.list, self.aug.as_ref())
         }))
     }
 }

@@ -12,7 +12,7 @@ use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
-use crate::text::{special_characters, words_from_document, words_refinement};
+use crate::text::{py_lower, special_characters, words_from_document, words_refinement};
 use crate::udf::{StatType, StatValue, TextStat};
 
 /// The words Data-Juicer's word filters see without a tokenizer: split on ASCII space, `\n` and
@@ -20,6 +20,33 @@ use crate::udf::{StatType, StatValue, TextStat};
 /// words dropped.
 pub fn refined_words(text: &str) -> Vec<Cow<'_, str>> {
     refine(&mut words_from_document(text))
+}
+
+/// Calls `f` with the refined words of `text` as `source` splits it (see [`refined_words`]).
+/// Split on whitespace, the whole text is lower-cased once and the words borrowed from it: the
+/// same words, since the separators are neither cased nor case-ignorable (so `str.lower()`'s
+/// Final_Sigma rule sees the same context) and lower-casing never makes a separator.
+pub(crate) fn with_refined_words<R>(
+    source: &WordSource,
+    text: &str,
+    f: impl FnOnce(&[&str]) -> R,
+) -> R {
+    let set = special_characters();
+    match source {
+        WordSource::Whitespace => {
+            let lower = py_lower(text);
+            let words: Vec<&str> = words_from_document(&lower)
+                .map(|w| set.trim(w))
+                .filter(|w| !w.is_empty())
+                .collect();
+            f(&words)
+        }
+        WordSource::Pieces(_) => source.with_words(text, |w| {
+            let refined = refine(w);
+            let words: Vec<&str> = refined.iter().map(|w| w.as_ref()).collect();
+            f(&words)
+        }),
+    }
 }
 
 /// Lower-cased words with `SPECIAL_CHARACTERS` stripped from both ends, empty words dropped
@@ -36,11 +63,11 @@ pub(crate) fn refine<'a>(words: &mut dyn Iterator<Item = &'a str>) -> Vec<Cow<'a
 /// Data-Juicer keys the n-grams by `" ".join(words)`; a refined word never contains a space and is
 /// never empty, so that join is injective and comparing the word sequences is the same thing.
 pub fn word_rep_ratio(text: &str, n: usize) -> f64 {
-    word_rep_ratio_of(&refined_words(text), n)
+    with_refined_words(&WordSource::Whitespace, text, |w| word_rep_ratio_of(w, n))
 }
 
 /// [`word_rep_ratio`] over already refined words.
-fn word_rep_ratio_of(words: &[Cow<'_, str>], n: usize) -> f64 {
+fn word_rep_ratio_of(words: &[&str], n: usize) -> f64 {
     assert!(n > 0, "rep_len must be positive");
     if words.len() < n {
         return 0.0;
@@ -52,7 +79,7 @@ fn word_rep_ratio_of(words: &[Cow<'_, str>], n: usize) -> f64 {
         .iter()
         .map(|w| {
             let next = ids.len() as u32 + 1;
-            *ids.entry(w.as_ref()).or_insert(next)
+            *ids.entry(*w).or_insert(next)
         })
         .collect();
     let total = seq.len() - n + 1;
@@ -80,10 +107,9 @@ impl TextStat for WordRepRatio {
         StatType::Float64
     }
     fn compute(&self, text: &str) -> StatValue {
-        StatValue::Float(
-            self.words
-                .with_words(text, |w| word_rep_ratio_of(&refine(w), self.n)),
-        )
+        StatValue::Float(with_refined_words(&self.words, text, |w| {
+            word_rep_ratio_of(w, self.n)
+        }))
     }
 }
 
@@ -314,7 +340,9 @@ mod tests {
             let words = refined_words(text);
             let mut freq: std::collections::HashMap<Vec<&str>, u64> = Default::default();
             for w in words.windows(n) {
-                *freq.entry(w.iter().map(|w| w.as_ref()).collect()).or_default() += 1;
+                *freq
+                    .entry(w.iter().map(|w| w.as_ref()).collect())
+                    .or_default() += 1;
             }
             let repeated: u64 = freq.values().filter(|&&c| c > 1).sum();
             repeated as f64 / (words.len() - n + 1) as f64
@@ -325,6 +353,29 @@ mod tests {
             for n in [1, 2, 10, 30] {
                 assert_eq!(word_rep_ratio(text, n), direct(text, n), "n={n}");
             }
+        }
+    }
+
+    /// Lower-casing the whole text first gives the words that lower-casing each word gives.
+    #[test]
+    fn whole_text_refinement_equals_per_word_refinement() {
+        let bigs = big_texts();
+        let extra = [
+            "ΟΔΟΣ ΟΔΟΣ. ΣΑΣ\tΣ Σ\nAΣ'Σ",
+            "İSTANBUL ǅ ß ﬃ Straße",
+            "(THE) «QUICK» fox!",
+        ];
+        let texts = CASES
+            .iter()
+            .map(|(t, _)| *t)
+            .chain(extra)
+            .chain(bigs.iter().map(String::as_str));
+        for text in texts {
+            let per_word = refined_words(text);
+            let per_word: Vec<&str> = per_word.iter().map(|w| w.as_ref()).collect();
+            with_refined_words(&WordSource::Whitespace, text, |w| {
+                assert_eq!(w, per_word, "{text:?}")
+            });
         }
     }
 

@@ -50,8 +50,8 @@ use sha1::{Digest, Sha1};
 
 mod permute;
 
-pub use permute::permute;
 use permute::Permutations;
+pub use permute::permute;
 
 use crate::models::SentencePiece;
 use crate::operator::{DedupKind, DedupOp, Operator};

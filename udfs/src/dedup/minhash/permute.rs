@@ -138,7 +138,12 @@ mod tests {
             let perms = Permutations::new(a.clone(), b.clone());
             for hs in [&hashes[..0], &hashes[..1], &hashes[2000..], &hashes[..]] {
                 let want: Vec<u32> = (0..n)
-                    .map(|j| hs.iter().map(|&h| permute(h, a[j], b[j])).min().unwrap_or(MAX_HASH))
+                    .map(|j| {
+                        hs.iter()
+                            .map(|&h| permute(h, a[j], b[j]))
+                            .min()
+                            .unwrap_or(MAX_HASH)
+                    })
                     .collect();
                 assert_eq!(perms.signature_scalar(hs), want, "scalar, {n} permutations");
                 assert_eq!(perms.signature(hs), want, "dispatched, {n} permutations");
