@@ -2,7 +2,7 @@
 //! (`word_repetition_filter`). Each code point gets a small id (the byte + 1 for ASCII, the next
 //! free number otherwise), so an n-gram packs losslessly into a u128 key; the keys are counted in
 //! an open-addressing table that each thread keeps between rows, so a row costs no allocation and
-//! no string comparison.
+//! no string comparison. On long texts the table outgrows the caches: slots are prefetched.
 
 use std::cell::RefCell;
 
@@ -10,8 +10,6 @@ use foldhash::HashMap;
 
 /// Scratch buffers above this many entries (16-24 MB) are not kept for the next row.
 const MAX_KEPT: usize = 1 << 20;
-/// About this many keys per bucket: a table of twice as many 24-byte slots fits in L2.
-const BUCKET_KEYS: usize = 4096;
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
@@ -39,10 +37,8 @@ struct GramCounter {
     non_ascii: HashMap<char, u32>,
     table: Table,
     counts: Vec<u32>,
-    /// Start of each bucket in `scattered` (and the end).
-    bucket_starts: Vec<usize>,
-    /// The packed keys of a long input, grouped by bucket.
-    scattered: Vec<u128>,
+    /// The packed n-grams of the current input.
+    keys: Vec<u128>,
 }
 
 thread_local! {
@@ -82,14 +78,13 @@ pub(crate) fn with_id_gram_counts<R>(
     }
     COUNTER.with(|c| {
         let mut c = c.borrow_mut();
-        let r = f(c.count_ids(ids.iter().copied(), ids.len(), n, bits));
+        let r = f(c.count_ids(ids.iter().copied(), n, bits));
         c.release_large();
         Some(r)
     })
 }
 
-/// foldhash's folded multiply of the key's halves: one 64x64->128 multiplication. Buckets take
-/// its high bits, table slots its low bits.
+/// foldhash's folded multiply of the key's halves: one 64x64->128 multiplication.
 #[inline]
 fn key_hash(key: u128) -> u64 {
     let (lo, hi) = (key as u64, (key >> 64) as u64);
@@ -102,8 +97,8 @@ impl GramCounter {
         if self.table.slots.len() > MAX_KEPT {
             self.table.slots = Vec::new();
         }
-        if self.scattered.capacity() > MAX_KEPT {
-            self.scattered = Vec::new();
+        if self.keys.capacity() > MAX_KEPT {
+            self.keys = Vec::new();
         }
     }
 
@@ -113,7 +108,7 @@ impl GramCounter {
                 return None;
             }
             let ids = text.bytes().map(|b| u32::from(b) + 1);
-            Some(self.count_ids(ids, text.len(), n, 8))
+            Some(self.count_ids(ids, n, 8))
         } else {
             self.ids.clear();
             self.non_ascii.clear();
@@ -134,56 +129,18 @@ impl GramCounter {
                 return None;
             }
             let ids = std::mem::take(&mut self.ids);
-            self.count_ids(ids.iter().copied(), ids.len(), n, bits);
+            self.count_ids(ids.iter().copied(), n, bits);
             self.ids = ids;
             Some(&mut self.counts)
         }
     }
 
-    /// Counts the packed n-grams of `len` ids of at most `bits` bits each (all non-zero, so no
-    /// key is 0, the empty slot's key). Long inputs are first scattered into buckets by hash, so
-    /// that each bucket's table stays in the core's cache.
-    fn count_ids(
-        &mut self,
-        ids: impl Iterator<Item = u32> + Clone,
-        len: usize,
-        n: usize,
-        bits: usize,
-    ) -> &mut [u32] {
-        let total = len - n + 1;
+    /// Counts the packed n-grams of ids (at least `n`) of at most `bits` bits each.
+    fn count_ids(&mut self, ids: impl Iterator<Item = u32>, n: usize, bits: usize) -> &mut [u32] {
         self.counts.clear();
-        if total <= 2 * BUCKET_KEYS {
-            self.table
-                .count(packed(ids, n, bits), total, &mut self.counts);
-            return &mut self.counts;
-        }
-        let bucket_bits = total
-            .div_ceil(BUCKET_KEYS)
-            .next_power_of_two()
-            .trailing_zeros();
-        let bucket_of = |key: u128| (key_hash(key) >> (64 - bucket_bits)) as usize;
-        let starts = &mut self.bucket_starts;
-        starts.clear();
-        starts.resize((1 << bucket_bits) + 1, 0);
-        for key in packed(ids.clone(), n, bits) {
-            starts[bucket_of(key) + 1] += 1;
-        }
-        for b in 1..starts.len() {
-            starts[b] += starts[b - 1];
-        }
-        self.scattered.clear();
-        self.scattered.resize(total, 0);
-        let mut next = starts[..starts.len() - 1].to_vec();
-        for key in packed(ids, n, bits) {
-            let b = bucket_of(key);
-            self.scattered[next[b]] = key;
-            next[b] += 1;
-        }
-        for w in starts.windows(2) {
-            let bucket = &self.scattered[w[0]..w[1]];
-            self.table
-                .count(bucket.iter().copied(), bucket.len(), &mut self.counts);
-        }
+        self.keys.clear();
+        self.keys.extend(packed(ids, n, bits));
+        self.table.count(&self.keys, &mut self.counts);
         &mut self.counts
     }
 }
@@ -206,9 +163,10 @@ fn packed(mut ids: impl Iterator<Item = u32>, n: usize, bits: usize) -> impl Ite
 }
 
 impl Table {
-    /// Appends the count of each distinct key of `keys` (`len` of them) to `counts`.
-    fn count(&mut self, keys: impl Iterator<Item = u128>, len: usize, counts: &mut Vec<u32>) {
-        let cap = (len * 2).next_power_of_two().max(16);
+    /// Appends the count of each distinct key of `keys` to `counts`. The slot of the key
+    /// [`PREFETCH`] places ahead is prefetched, so that several cache misses are in flight.
+    fn count(&mut self, keys: &[u128], counts: &mut Vec<u32>) {
+        let cap = (keys.len() * 2).next_power_of_two().max(16);
         if self.slots.len() < cap {
             self.slots.resize(cap, Slot::default());
         }
@@ -220,8 +178,11 @@ impl Table {
         let generation = self.generation;
         let mask = cap - 1;
         let slots = &mut self.slots[..cap];
-        counts.reserve(len);
-        for key in keys {
+        counts.reserve(keys.len());
+        for (i, &key) in keys.iter().enumerate() {
+            if let Some(&ahead) = keys.get(i + PREFETCH) {
+                prefetch(&slots[key_hash(ahead) as usize & mask]);
+            }
             let (lo, hi) = (key as u64, (key >> 64) as u64);
             let mut i = key_hash(key) as usize & mask;
             loop {
@@ -244,6 +205,22 @@ impl Table {
             }
         }
     }
+}
+
+/// How many keys ahead [`Table::count`] prefetches.
+const PREFETCH: usize = 12;
+
+#[inline(always)]
+fn prefetch(slot: &Slot) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; the address is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (slot as *const Slot).cast(),
+        )
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = slot;
 }
 
 #[cfg(test)]
@@ -274,7 +251,7 @@ mod tests {
             "Straße ünïcödé 中文字符 🙂🙂🙂 straße ünïcödé".to_string(),
             "the quick brown fox jumps over the lazy dog; the quick brown fox".to_string(),
             many_chars,
-            // Long enough for the bucketed count: repetitive, and mostly distinct.
+            // Long: repetitive, and mostly distinct.
             (0..20_000usize)
                 .map(|i| ["alpha ", "beta ", "gamma ", "delta "][(i * 7919 % 13) % 4])
                 .collect(),

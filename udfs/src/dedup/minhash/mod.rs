@@ -97,6 +97,23 @@ pub fn permutations(n: usize) -> (Vec<u64>, Vec<u64>) {
 /// Data-Juicer's `sha1_hash32` (from datasketch): the first 4 bytes of the SHA-1 digest as a
 /// little-endian u32.
 pub fn sha1_hash32(data: &[u8]) -> u32 {
+    // Most shingles fit one padded block: compress it directly, without the hasher's buffering.
+    if data.len() <= 55 {
+        let mut block = [0u8; 64];
+        block[..data.len()].copy_from_slice(data);
+        block[data.len()] = 0x80;
+        block[56..].copy_from_slice(&(data.len() as u64 * 8).to_be_bytes());
+        let mut state = [
+            0x6745_2301,
+            0xEFCD_AB89,
+            0x98BA_DCFE,
+            0x1032_5476,
+            0xC3D2_E1F0,
+        ];
+        sha1::block_api::compress(&mut state, &[block]);
+        // The digest's first 4 bytes are state[0] big-endian; read little-endian.
+        return state[0].swap_bytes();
+    }
     let d = Sha1::digest(data);
     u32::from_le_bytes([d[0], d[1], d[2], d[3]])
 }
@@ -382,7 +399,8 @@ impl MinHasher {
 
     /// The distinct [`sha1_hash32`] values of the text's shingles, sorted.
     pub fn shingle_hashes(&self, text: &str) -> Vec<u32> {
-        let mut hashes = Vec::new();
+        // About one shingle per word.
+        let mut hashes = Vec::with_capacity(text.len() / 5 + 1);
         self.for_each_shingle(text, |s| hashes.push(sha1_hash32(s)));
         hashes.sort_unstable();
         hashes.dedup();

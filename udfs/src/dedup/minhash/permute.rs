@@ -74,41 +74,37 @@ impl Permutations {
         sig
     }
 
-    /// Four permutations per vector: `h*a mod 2^64 = h*a_lo + ((h*a_hi) << 32)` from two 32x32->64
-    /// multiplies (h < 2^32); every intermediate value stays below 2^63, so signed 64-bit compares
-    /// are exact.
+    /// Four permutations per vector, two vectors per hash: `h*a mod 2^64 = h*a_lo + ((h*a_hi)
+    /// << 32)` from two 32x32->64 multiplies (h < 2^32); every intermediate value stays below
+    /// 2^63, so signed 64-bit compares are exact.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn signature_avx2(&self, hashes: &[u32]) -> Vec<u32> {
         use std::arch::x86_64::*;
-        let lanes = self.len() / 4 * 4;
+        let lanes = self.len() / 8 * 8;
         let mut sig = vec![u64::from(MAX_HASH); self.len()];
-        let p = _mm256_set1_epi64x(MERSENNE_PRIME as i64);
-        let p_minus_1 = _mm256_set1_epi64x(MERSENNE_PRIME as i64 - 1);
-        let low32 = _mm256_set1_epi64x(0xffff_ffff);
         let load = |v: &[u64], j: usize| {
             // SAFETY: j + 4 <= lanes <= v.len(); unaligned loads.
             unsafe { _mm256_loadu_si256(v.as_ptr().add(j).cast()) }
         };
-        for j in (0..lanes).step_by(4) {
-            let a_lo = load(&self.a_lo, j);
-            let a_hi = load(&self.a_hi, j);
-            let b = load(&self.b, j);
-            let mut min = load(&sig, j);
+        for j in (0..lanes).step_by(8) {
+            let (a_lo0, a_hi0, b0) = (load(&self.a_lo, j), load(&self.a_hi, j), load(&self.b, j));
+            let (a_lo1, a_hi1, b1) = (
+                load(&self.a_lo, j + 4),
+                load(&self.a_hi, j + 4),
+                load(&self.b, j + 4),
+            );
+            let (mut min0, mut min1) = (load(&sig, j), load(&sig, j + 4));
             for &h in hashes {
                 let h = _mm256_set1_epi64x(i64::from(h));
-                let ha = _mm256_add_epi64(
-                    _mm256_mul_epu32(h, a_lo),
-                    _mm256_slli_epi64::<32>(_mm256_mul_epu32(h, a_hi)),
-                );
-                let x = _mm256_add_epi64(ha, b);
-                let r = _mm256_add_epi64(_mm256_and_si256(x, p), _mm256_srli_epi64::<61>(x));
-                let r = _mm256_sub_epi64(r, _mm256_and_si256(_mm256_cmpgt_epi64(r, p_minus_1), p));
-                let v = _mm256_and_si256(r, low32);
-                min = _mm256_blendv_epi8(min, v, _mm256_cmpgt_epi64(min, v));
+                min0 = min_permuted(h, a_lo0, a_hi0, b0, min0);
+                min1 = min_permuted(h, a_lo1, a_hi1, b1, min1);
             }
-            // SAFETY: j + 4 <= lanes <= sig.len().
-            unsafe { _mm256_storeu_si256(sig.as_mut_ptr().add(j).cast(), min) };
+            // SAFETY: j + 8 <= lanes <= sig.len().
+            unsafe {
+                _mm256_storeu_si256(sig.as_mut_ptr().add(j).cast(), min0);
+                _mm256_storeu_si256(sig.as_mut_ptr().add(j + 4).cast(), min1);
+            }
         }
         let mut sig: Vec<u32> = sig.into_iter().map(|v| v as u32).collect();
         for j in lanes..self.len() {
@@ -118,6 +114,32 @@ impl Permutations {
         }
         sig
     }
+}
+
+/// `min(min, ((h*a + b) mod P) & (2^32 - 1))` in four u64 lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn min_permuted(
+    h: std::arch::x86_64::__m256i,
+    a_lo: std::arch::x86_64::__m256i,
+    a_hi: std::arch::x86_64::__m256i,
+    b: std::arch::x86_64::__m256i,
+    min: std::arch::x86_64::__m256i,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let p = _mm256_set1_epi64x(MERSENNE_PRIME as i64);
+    let p_minus_1 = _mm256_set1_epi64x(MERSENNE_PRIME as i64 - 1);
+    let low32 = _mm256_set1_epi64x(0xffff_ffff);
+    let ha = _mm256_add_epi64(
+        _mm256_mul_epu32(h, a_lo),
+        _mm256_slli_epi64::<32>(_mm256_mul_epu32(h, a_hi)),
+    );
+    let x = _mm256_add_epi64(ha, b);
+    let r = _mm256_add_epi64(_mm256_and_si256(x, p), _mm256_srli_epi64::<61>(x));
+    let r = _mm256_sub_epi64(r, _mm256_and_si256(_mm256_cmpgt_epi64(r, p_minus_1), p));
+    let v = _mm256_and_si256(r, low32);
+    _mm256_blendv_epi8(min, v, _mm256_cmpgt_epi64(min, v))
 }
 
 #[cfg(test)]

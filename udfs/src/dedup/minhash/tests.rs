@@ -670,3 +670,18 @@ fn keeps_what_data_juicer_keeps_on_the_golden_corpus() {
         assert_eq!(got, want, "{}", case["name"]);
     }
 }
+
+/// The one-block fast path of `sha1_hash32` equals the hasher's digest at every length around
+/// the block boundary.
+#[test]
+fn sha1_hash32_fast_path_equals_the_digest() {
+    let data: Vec<u8> = (0..200u32).map(|i| (i * 7 + 3) as u8).collect();
+    for len in 0..data.len() {
+        let d = Sha1::digest(&data[..len]);
+        assert_eq!(
+            sha1_hash32(&data[..len]),
+            u32::from_le_bytes([d[0], d[1], d[2], d[3]]),
+            "length {len}"
+        );
+    }
+}
