@@ -3,7 +3,7 @@
 //! untouched, and an uncommitted temporary file is removed when dropped.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// A file being written under a temporary name next to its destination.
@@ -34,10 +34,12 @@ impl AtomicFile {
     }
 
     /// Takes over the already written file `tmp` (on the destination's filesystem) as the
-    /// temporary file of `dest`, opened for appending: it is renamed into place on commit and
-    /// removed if dropped uncommitted.
+    /// temporary file of `dest`, opened for writing at its end: it is renamed into place on
+    /// commit and removed if dropped uncommitted. (Not `O_APPEND`: `copy_file_range`, which
+    /// appends other files without copying through user space, refuses such a file.)
     pub fn adopt(tmp: &Path, dest: &Path) -> io::Result<(AtomicFile, File)> {
-        let file = File::options().append(true).open(tmp)?;
+        let mut file = File::options().write(true).open(tmp)?;
+        file.seek(io::SeekFrom::End(0))?;
         Ok((
             AtomicFile {
                 tmp: tmp.to_path_buf(),

@@ -60,7 +60,7 @@ use crate::py::numpy_legacy::{Mt19937, randint_u64};
 use crate::py::regex::{PyRegex, Template};
 use crate::py::scipy_quad::quad;
 use crate::registry::{OpKind, OpSpec};
-use crate::text::{CharSet, py_lower, split_on_whitespace};
+use crate::text::{CharSet, py_lower};
 use crate::udf::UdfIdentity;
 
 /// Name of the band-key column, as Data-Juicer names its MinHash column (`HashKeys.minhash`).
@@ -301,10 +301,7 @@ impl Shingler {
                     }
                 }
             }
-            Tokenization::Space => {
-                let tokens: Vec<&str> = split_on_whitespace(&text, false, false).collect();
-                joined_windows(&tokens, w, f, b" ");
-            }
+            Tokenization::Space => space_windows(&text, w, f),
             Tokenization::Punctuation => {
                 let tokens: Vec<&str> = text.split(is_regex_punctuation).collect();
                 joined_windows(&tokens, w, f, b" ");
@@ -511,6 +508,50 @@ fn bracket_unicode_classes(p: &str) -> Cow<'_, str> {
         i += 1;
     }
     Cow::Owned(out)
+}
+
+thread_local! {
+    /// Token spans of the text [`space_windows`] works on, kept between rows.
+    static TOKEN_SPANS: std::cell::Cell<Vec<(usize, usize)>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Space tokenization's shingles: the tokens are the text's non-empty runs between ASCII
+/// spaces, and every w consecutive tokens joined by one space are a shingle. A window whose
+/// tokens are one space apart in the text is that slice of the text, passed without a copy;
+/// the others are joined in a buffer.
+fn space_windows(text: &str, w: usize, mut f: impl FnMut(&[u8])) {
+    let bytes = text.as_bytes();
+    let mut spans = TOKEN_SPANS.take();
+    spans.clear();
+    let mut start = 0;
+    for end in memchr::memchr_iter(b' ', bytes).chain(std::iter::once(bytes.len())) {
+        if end > start {
+            spans.push((start, end));
+        }
+        start = end + 1;
+    }
+    if spans.len() >= w {
+        let mut buf = Vec::new();
+        let mut token_bytes: usize = spans[..w - 1].iter().map(|(s, e)| e - s).sum();
+        for i in 0..=spans.len() - w {
+            let (first, last) = (spans[i], spans[i + w - 1]);
+            token_bytes += last.1 - last.0;
+            if last.1 - first.0 == token_bytes + (w - 1) {
+                f(&bytes[first.0..last.1]);
+            } else {
+                buf.clear();
+                for (j, &(s, e)) in spans[i..i + w].iter().enumerate() {
+                    if j > 0 {
+                        buf.push(b' ');
+                    }
+                    buf.extend_from_slice(&bytes[s..e]);
+                }
+                f(&buf);
+            }
+            token_bytes -= first.1 - first.0;
+        }
+    }
+    TOKEN_SPANS.set(spans);
 }
 
 /// Calls `f` with `tokens[i..i+w].join(" ")` for every window (none when fewer than w tokens).

@@ -685,3 +685,25 @@ fn sha1_hash32_fast_path_equals_the_digest() {
         );
     }
 }
+
+/// Space shingles taken as slices of the text equal the joined tokens, with runs of spaces,
+/// leading and trailing spaces, and other whitespace inside tokens.
+#[test]
+fn space_windows_equal_joined_tokens() {
+    for text in [
+        "",
+        "one",
+        "a b c d e f g",
+        "  a  b c   d e f  g h ",
+        "a\tb c\nd e f g h i j",
+        "ünï cödé  😀 x y z w",
+    ] {
+        for w in [1, 2, 3, 5] {
+            let tokens: Vec<&str> = text.split(' ').filter(|t| !t.is_empty()).collect();
+            let want: Vec<Vec<u8>> = tokens.windows(w).map(|t| t.join(" ").into_bytes()).collect();
+            let mut got = Vec::new();
+            space_windows(text, w, |s| got.push(s.to_vec()));
+            assert_eq!(got, want, "{text:?} w={w}");
+        }
+    }
+}
