@@ -524,7 +524,19 @@ pub fn py_lower(s: &str) -> Cow<'_, str> {
         };
     }
     let newer = &*LOWER_AFTER_14;
-    if !s.chars().any(|c| newer.contains(c)) {
+    // Only non-ASCII characters can be newer: jump between those.
+    let bytes = s.as_bytes();
+    let mut at = 0;
+    let mut has_newer = false;
+    while let Some(p) = next_non_ascii(bytes, at) {
+        let c = char_at(s, p);
+        if newer.contains(c) {
+            has_newer = true;
+            break;
+        }
+        at = p + c.len_utf8();
+    }
+    if !has_newer {
         let lowered = s.to_lowercase();
         return if lowered == s {
             Cow::Borrowed(s)
