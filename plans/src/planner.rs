@@ -155,3 +155,70 @@ pub fn state(mut config: SessionConfig) -> SessionState {
         .with_query_planner(Arc::new(DjQueryPlanner))
         .build()
 }
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::array::{Array, Int64Array};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::arrow::record_batch::RecordBatch;
+    use datafusion::datasource::memory::MemorySourceConfig;
+    use datafusion::physical_expr::PhysicalExpr;
+    use datafusion::physical_expr::expressions::{col, lit};
+    use datafusion::physical_plan::collect;
+    use datafusion::prelude::SessionContext;
+
+    use super::*;
+
+    /// Filters keep the batches they are given (no coalescing into 8192-row batches), and a
+    /// one-row batch that waits for a second row still leaves in input order.
+    #[tokio::test]
+    async fn filters_pass_batches_on_in_order() {
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Int64, false)]));
+        let batch = |values: Vec<i64>| {
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(values))]).unwrap()
+        };
+        let batches = vec![
+            batch(vec![1]),
+            batch(vec![2, 3, 4]),
+            batch(vec![5]),
+            batch(vec![6, 7]),
+        ];
+        let source = MemorySourceConfig::try_new_exec(&[batches], schema.clone(), None).unwrap();
+        let keep_all: Arc<dyn PhysicalExpr> =
+            Arc::new(datafusion::physical_expr::expressions::BinaryExpr::new(
+                col("v", &schema).unwrap(),
+                datafusion::logical_expr::Operator::GtEq,
+                lit(0i64),
+            ));
+        let filter: Arc<dyn ExecutionPlan> =
+            Arc::new(FilterExec::try_new(keep_all, source).unwrap());
+        assert_eq!(
+            filter
+                .as_ref()
+                .downcast_ref::<FilterExec>()
+                .unwrap()
+                .batch_size(),
+            8192
+        );
+        let plan = uncoalesced_filters(filter).unwrap();
+        assert_eq!(
+            plan.as_ref()
+                .downcast_ref::<FilterExec>()
+                .unwrap()
+                .batch_size(),
+            2
+        );
+        let out = collect(plan, SessionContext::new().task_ctx())
+            .await
+            .unwrap();
+        let values: Vec<i64> = out
+            .iter()
+            .flat_map(|b| {
+                let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                (0..a.len()).map(|i| a.value(i)).collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(values, [1, 2, 3, 4, 5, 6, 7]);
+        assert!(out.len() >= 3, "batches were coalesced: {}", out.len());
+    }
+}

@@ -139,7 +139,8 @@ impl CharSet {
         let bytes = text.as_bytes();
         let table = self.ascii_nibble_table();
         // SAFETY: 16 readable bytes; unaligned load.
-        let lo_table = _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(table.as_ptr().cast()) });
+        let lo_table =
+            _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(table.as_ptr().cast()) });
         let hi_bits = _mm256_setr_epi8(
             1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 4, 8, 16, 32, 64, -128, 0,
             0, 0, 0, 0, 0, 0, 0,
@@ -153,7 +154,8 @@ impl CharSet {
             // SAFETY: i + 32 <= bytes.len(); unaligned load.
             let v = unsafe { _mm256_loadu_si256(bytes.as_ptr().add(i).cast()) };
             let lo = _mm256_shuffle_epi8(lo_table, _mm256_and_si256(v, nibble));
-            let hi = _mm256_shuffle_epi8(hi_bits, _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble));
+            let hi =
+                _mm256_shuffle_epi8(hi_bits, _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble));
             let miss = _mm256_cmpeq_epi8(_mm256_and_si256(lo, hi), _mm256_setzero_si256());
             hits += u64::from((!_mm256_movemask_epi8(miss) as u32).count_ones());
             let non_ascii = _mm256_movemask_epi8(v) as u32;
@@ -667,7 +669,14 @@ mod tests {
         let set = special_characters();
         let long_mixed = "Ünïcödé, 😀 text! 123 — «quoted» 中文字符 x\ty\u{7f}\u{0}".repeat(7);
         let long_ascii = "plain ASCII text, with digits 0123 and punctuation!?".repeat(5);
-        for text in ["", "a,b!", "ünï 😀 中文, x\ty", "abc", &long_mixed, &long_ascii] {
+        for text in [
+            "",
+            "a,b!",
+            "ünï 😀 中文, x\ty",
+            "abc",
+            &long_mixed,
+            &long_ascii,
+        ] {
             let want = (
                 text.chars().filter(|&c| set.contains(c)).count() as u64,
                 text.chars().count() as u64,

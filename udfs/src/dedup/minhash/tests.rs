@@ -700,7 +700,10 @@ fn space_windows_equal_joined_tokens() {
     ] {
         for w in [1, 2, 3, 5] {
             let tokens: Vec<&str> = text.split(' ').filter(|t| !t.is_empty()).collect();
-            let want: Vec<Vec<u8>> = tokens.windows(w).map(|t| t.join(" ").into_bytes()).collect();
+            let want: Vec<Vec<u8>> = tokens
+                .windows(w)
+                .map(|t| t.join(" ").into_bytes())
+                .collect();
             let mut got = Vec::new();
             space_windows(text, w, |s| got.push(s.to_vec()));
             assert_eq!(got, want, "{text:?} w={w}");
