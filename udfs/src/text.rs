@@ -539,7 +539,12 @@ pub fn py_lower(s: &str) -> Cow<'_, str> {
         at = p + c.len_utf8();
     }
     if !has_newer {
-        let lowered = s.to_lowercase();
+        let lowered = if s.contains('Σ') {
+            // Final_Sigma depends on the context: the standard library applies it.
+            s.to_lowercase()
+        } else {
+            lower_ascii_runs(s)
+        };
         return if lowered == s {
             Cow::Borrowed(s)
         } else {
@@ -558,6 +563,27 @@ pub fn py_lower(s: &str) -> Cow<'_, str> {
     }
     out.push_str(&s[run_start..].to_lowercase());
     Cow::Owned(out)
+}
+
+/// `str::to_lowercase` for a text without 'Σ' (the one context-dependent mapping): runs of ASCII
+/// are lower-cased in bulk, the other characters one by one (`char::to_lowercase`, which is what
+/// `str::to_lowercase` does for them).
+fn lower_ascii_runs(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut at = 0;
+    while let Some(p) = next_non_ascii(bytes, at) {
+        let start = out.len();
+        out.push_str(&s[at..p]);
+        out[start..].make_ascii_lowercase();
+        let c = char_at(s, p);
+        out.extend(c.to_lowercase());
+        at = p + c.len_utf8();
+    }
+    let start = out.len();
+    out.push_str(&s[at..]);
+    out[start..].make_ascii_lowercase();
+    out
 }
 
 /// Characters Rust's (newer) Unicode tables lower-case but CPython 3.11 does not: those changed
@@ -662,6 +688,17 @@ mod tests {
             .collect();
         assert_eq!(words_from_document(doc).collect::<Vec<_>>(), want);
         assert_eq!(want, ["a", "b", "c", "d\u{a0}e\r", "f"]);
+    }
+
+    #[test]
+    fn lower_ascii_runs_equals_to_lowercase() {
+        let all: String = (0..0x3000u32)
+            .filter_map(char::from_u32)
+            .filter(|&c| c != 'Σ')
+            .collect();
+        for s in ["", "ABC", "Ünïcödé ÀÉÎ İstanbul ǅ ß", "MIXED ascii Straße ÇA", &all] {
+            assert_eq!(lower_ascii_runs(s), s.to_lowercase(), "{s:?}");
+        }
     }
 
     #[test]
