@@ -683,7 +683,7 @@ mod tests {
     fn words_from_document_splits_on_space_newline_tab_only() {
         let doc = " a  b\tc\n\nd\u{a0}e\r\nf \t";
         let want: Vec<&str> = doc
-            .split(|c| c == ' ' || c == '\n' || c == '\t')
+            .split([' ', '\n', '\t'])
             .filter(|w| !w.is_empty())
             .collect();
         assert_eq!(words_from_document(doc).collect::<Vec<_>>(), want);
@@ -696,7 +696,13 @@ mod tests {
             .filter_map(char::from_u32)
             .filter(|&c| c != 'Σ')
             .collect();
-        for s in ["", "ABC", "Ünïcödé ÀÉÎ İstanbul ǅ ß", "MIXED ascii Straße ÇA", &all] {
+        for s in [
+            "",
+            "ABC",
+            "Ünïcödé ÀÉÎ İstanbul ǅ ß",
+            "MIXED ascii Straße ÇA",
+            &all,
+        ] {
             assert_eq!(lower_ascii_runs(s), s.to_lowercase(), "{s:?}");
         }
     }

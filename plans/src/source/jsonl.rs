@@ -147,8 +147,16 @@ pub fn index(
 
     if compression == Compression::None
         && size_bytes >= PARALLEL_INDEX_BYTES
-        && let Some((rows, seek_points, byte_marks, schema)) = index_in_parts(path, size_bytes)?
+        && let Some(Part {
+            rows,
+            seek_points,
+            mut byte_marks,
+            end,
+            schema,
+            ..
+        }) = index_in_parts(path, size_bytes)?
     {
+        byte_marks.push((rows, end));
         let file = InputFile {
             path: path.to_path_buf(),
             format: FileFormat::Jsonl,
@@ -212,10 +220,7 @@ struct Part {
 /// schemas merged in order (first appearance, as one pass infers it). `None` when a part
 /// fails or the parts' types conflict: the caller's single pass then gives the exact error
 /// (with its global line number) or the coerced type.
-fn index_in_parts(
-    path: &Path,
-    size: u64,
-) -> Result<Option<(u64, Vec<SeekPoint>, Vec<(u64, u64)>, Schema)>, SourceError> {
+fn index_in_parts(path: &Path, size: u64) -> Result<Option<Part>, SourceError> {
     let parts = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8) as u64;
@@ -279,8 +284,14 @@ fn index_in_parts(
             line: 0,
         });
     }
-    byte_marks.push((rows, end));
-    Ok(Some((rows, seek_points, byte_marks, schema)))
+    Ok(Some(Part {
+        rows,
+        seek_points,
+        byte_marks,
+        end,
+        lines,
+        schema,
+    }))
 }
 
 /// Indexes bytes `[start, end)` (whole lines) of `path`; `None` if a row is malformed or the
@@ -533,7 +544,15 @@ mod tests {
             "the single pass ran"
         );
         let size = single.size_bytes;
-        let (rows, seek_points, byte_marks, schema) = index_in_parts(&path, size).unwrap().unwrap();
+        let Part {
+            rows,
+            seek_points,
+            mut byte_marks,
+            end,
+            schema,
+            ..
+        } = index_in_parts(&path, size).unwrap().unwrap();
+        byte_marks.push((rows, end));
         assert_eq!(schema, single_schema);
         assert_eq!(rows, single.rows);
         // The parts mark other rows than the single pass, but a row marked by both is at the
@@ -594,7 +613,7 @@ mod tests {
         let size = std::fs::metadata(&path).unwrap().len();
         if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
             let got = index_in_parts(&path, size).unwrap();
-            assert!(got.is_none(), "{:?}", got.map(|g| g.2));
+            assert!(got.is_none(), "{:?}", got.map(|g| g.schema));
         }
         let mut bad = std::fs::read_to_string(&path).unwrap();
         bad.push_str("{\"text\": oops}\n");

@@ -16,25 +16,38 @@ use crate::udf::TextMapper;
 /// U+2060, U+3000, U+FFFC) becomes an ASCII space. Newlines and other line breaks are kept and
 /// runs are not collapsed.
 pub fn normalize_whitespace(text: &str) -> Cow<'_, str> {
-    let stripped = py_strip(text);
-    let bytes = stripped.as_bytes();
     // Every VARIOUS_WHITESPACES character but ' ' is TAB or not ASCII: jump between those.
+    replace_chars(
+        py_strip(text),
+        |bytes, from| next_non_ascii_or(bytes, b'\t', from),
+        |c| (c != ' ' && is_various_whitespace(c)).then_some(" "),
+    )
+}
+
+/// `text` with every character `replacement` maps replaced, looking only at the characters at
+/// the positions `next(bytes, from)` finds (none can be elsewhere); borrowed when none is.
+fn replace_chars(
+    text: &str,
+    next: impl Fn(&[u8], usize) -> Option<usize>,
+    replacement: impl Fn(char) -> Option<&'static str>,
+) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
     let mut out: Option<String> = None;
     let (mut copied, mut i) = (0, 0);
-    while let Some(p) = next_non_ascii_or(bytes, b'\t', i) {
-        let c = char_at(stripped, p);
+    while let Some(p) = next(bytes, i) {
+        let c = char_at(text, p);
         i = p + c.len_utf8();
-        if c != ' ' && is_various_whitespace(c) {
-            let o = out.get_or_insert_with(|| String::with_capacity(stripped.len()));
-            o.push_str(&stripped[copied..p]);
-            o.push(' ');
+        if let Some(r) = replacement(c) {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+            o.push_str(&text[copied..p]);
+            o.push_str(r);
             copied = i;
         }
     }
     match out {
-        None => Cow::Borrowed(stripped),
+        None => Cow::Borrowed(text),
         Some(mut o) => {
-            o.push_str(&stripped[copied..]);
+            o.push_str(&text[copied..]);
             Cow::Owned(o)
         }
     }
@@ -96,26 +109,7 @@ fn punctuation_replacement(c: char) -> Option<&'static str> {
 /// map by its ASCII equivalent, character by character.
 pub fn normalize_punctuation(text: &str) -> Cow<'_, str> {
     // Every mapped character is non-ASCII: jump between those.
-    let bytes = text.as_bytes();
-    let mut out: Option<String> = None;
-    let (mut copied, mut i) = (0, 0);
-    while let Some(p) = next_non_ascii(bytes, i) {
-        let c = char_at(text, p);
-        i = p + c.len_utf8();
-        if let Some(r) = punctuation_replacement(c) {
-            let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
-            o.push_str(&text[copied..p]);
-            o.push_str(r);
-            copied = i;
-        }
-    }
-    match out {
-        None => Cow::Borrowed(text),
-        Some(mut o) => {
-            o.push_str(&text[copied..]);
-            Cow::Owned(o)
-        }
-    }
+    replace_chars(text, next_non_ascii, punctuation_replacement)
 }
 
 #[derive(Debug)]

@@ -107,9 +107,13 @@ impl Permutations {
             }
         }
         let mut sig: Vec<u32> = sig.into_iter().map(|v| v as u32).collect();
-        for j in lanes..self.len() {
+        let tail = sig[lanes..]
+            .iter_mut()
+            .zip(&self.a[lanes..])
+            .zip(&self.b[lanes..]);
+        for ((s, &a), &b) in tail {
             for &h in hashes {
-                sig[j] = sig[j].min(permute(h, self.a[j], self.b[j]));
+                *s = (*s).min(permute(h, a, b));
             }
         }
         sig
