@@ -396,18 +396,31 @@ impl MinHasher {
 
     /// The distinct [`sha1_hash32`] values of the text's shingles, sorted.
     pub fn shingle_hashes(&self, text: &str) -> Vec<u32> {
-        // About one shingle per word.
-        let mut hashes = Vec::with_capacity(text.len() / 5 + 1);
+        let mut hashes = Vec::new();
+        self.collect_hashes(text, &mut hashes);
+        hashes
+    }
+
+    /// [`MinHasher::shingle_hashes`] into `hashes` (cleared first).
+    fn collect_hashes(&self, text: &str, hashes: &mut Vec<u32>) {
+        hashes.clear();
         self.for_each_shingle(text, |s| hashes.push(sha1_hash32(s)));
         hashes.sort_unstable();
         hashes.dedup();
-        hashes
     }
 
     /// The MinHash signature: for every permutation, the minimum permuted value over the shingle
     /// hashes; [`MAX_HASH`] everywhere for a text without shingles.
     pub fn signature(&self, text: &str) -> Vec<u32> {
-        self.perms.signature(&self.shingle_hashes(text))
+        thread_local! {
+            /// Shingle hashes, kept between rows (a long text has hundreds of KB of them).
+            static HASHES: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let mut hashes = HASHES.take();
+        self.collect_hashes(text, &mut hashes);
+        let sig = self.perms.signature(&hashes);
+        HASHES.set(hashes);
+        sig
     }
 
     /// The signature values of band `band` (`values[band*r..(band+1)*r]`, cut at the end of the

@@ -82,7 +82,7 @@ impl Permutations {
     unsafe fn signature_avx2(&self, hashes: &[u32]) -> Vec<u32> {
         use std::arch::x86_64::*;
         let lanes = self.len() / 8 * 8;
-        let mut sig = vec![u64::from(MAX_HASH); self.len()];
+        let mut sig = vec![MAX_HASH; self.len()];
         let load = |v: &[u64], j: usize| {
             // SAFETY: j + 4 <= lanes <= v.len(); unaligned loads.
             unsafe { _mm256_loadu_si256(v.as_ptr().add(j).cast()) }
@@ -94,19 +94,27 @@ impl Permutations {
                 load(&self.a_hi, j + 4),
                 load(&self.b, j + 4),
             );
-            let (mut min0, mut min1) = (load(&sig, j), load(&sig, j + 4));
+            // Eight u32 minima, in the lane order the packing gives: j, j+1, j+4, j+5, j+2,
+            // j+3, j+6, j+7.
+            let mut min = _mm256_set1_epi32(-1);
             for &h in hashes {
                 let h = _mm256_set1_epi64x(i64::from(h));
-                min0 = min_permuted(h, a_lo0, a_hi0, b0, min0);
-                min1 = min_permuted(h, a_lo1, a_hi1, b1, min1);
+                let r0 = permuted(h, a_lo0, a_hi0, b0);
+                let r1 = permuted(h, a_lo1, a_hi1, b1);
+                // The low 32 bits of each u64 lane, both vectors packed into one.
+                let packed = _mm256_blend_epi32::<0b1100_1100>(
+                    _mm256_shuffle_epi32::<0b10_00_10_00>(r0),
+                    _mm256_shuffle_epi32::<0b10_00_10_00>(r1),
+                );
+                min = _mm256_min_epu32(min, packed);
             }
-            // SAFETY: j + 8 <= lanes <= sig.len().
-            unsafe {
-                _mm256_storeu_si256(sig.as_mut_ptr().add(j).cast(), min0);
-                _mm256_storeu_si256(sig.as_mut_ptr().add(j + 4).cast(), min1);
+            let mut out = [0u32; 8];
+            // SAFETY: 32 writable bytes; unaligned store.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), min) };
+            for (k, at) in [0, 1, 4, 5, 2, 3, 6, 7].into_iter().enumerate() {
+                sig[j + at] = out[k];
             }
         }
-        let mut sig: Vec<u32> = sig.into_iter().map(|v| v as u32).collect();
         let tail = sig[lanes..]
             .iter_mut()
             .zip(&self.a[lanes..])
@@ -120,30 +128,26 @@ impl Permutations {
     }
 }
 
-/// `min(min, ((h*a + b) mod P) & (2^32 - 1))` in four u64 lanes.
+/// `(h*a + b) mod P` in four u64 lanes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn min_permuted(
+fn permuted(
     h: std::arch::x86_64::__m256i,
     a_lo: std::arch::x86_64::__m256i,
     a_hi: std::arch::x86_64::__m256i,
     b: std::arch::x86_64::__m256i,
-    min: std::arch::x86_64::__m256i,
 ) -> std::arch::x86_64::__m256i {
     use std::arch::x86_64::*;
     let p = _mm256_set1_epi64x(MERSENNE_PRIME as i64);
     let p_minus_1 = _mm256_set1_epi64x(MERSENNE_PRIME as i64 - 1);
-    let low32 = _mm256_set1_epi64x(0xffff_ffff);
     let ha = _mm256_add_epi64(
         _mm256_mul_epu32(h, a_lo),
         _mm256_slli_epi64::<32>(_mm256_mul_epu32(h, a_hi)),
     );
     let x = _mm256_add_epi64(ha, b);
     let r = _mm256_add_epi64(_mm256_and_si256(x, p), _mm256_srli_epi64::<61>(x));
-    let r = _mm256_sub_epi64(r, _mm256_and_si256(_mm256_cmpgt_epi64(r, p_minus_1), p));
-    let v = _mm256_and_si256(r, low32);
-    _mm256_blendv_epi8(min, v, _mm256_cmpgt_epi64(min, v))
+    _mm256_sub_epi64(r, _mm256_and_si256(_mm256_cmpgt_epi64(r, p_minus_1), p))
 }
 
 #[cfg(test)]
