@@ -75,9 +75,12 @@ for name in $recipes; do
     printf 'project_name: vs_%s\ndataset_path: %s\nexport_path: %s\nnp: 2\nopen_tracer: false\nprocess:\n%s\n' \
       "$name" "$input" "$WORK/out/vs_${name}_${corpus}${rows}_${side}.jsonl" "${PROCESS[$name]}" > "$WORK/vs_${name}_${side}.yaml"
   done
-  # Both sides read the input from the page cache (dj-fusion runs first).
+  # Both sides read the input from the page cache and start with no earlier run's writes in
+  # flight (dj-fusion runs first).
   cat "$input" > /dev/null
+  sync
   a=$(measure "dj-fusion $name ${rows} docs" "$BIN/dj-run" --config "$WORK/vs_${name}_dj.yaml")
+  sync
   b=$(measure "data-juicer $name ${rows} docs" "$ref" "$WORK/vs_${name}_py.yaml")
   rm -rf "$HF_DATASETS_CACHE"
   echo "$a"; echo "$b"
