@@ -241,7 +241,7 @@ pub fn char_at(text: &str, i: usize) -> char {
 /// Byte index of the first byte at or after `from` that is `needle` or not ASCII. Tests 8 bytes
 /// at a time: ASCII text without the needle is skipped quickly.
 #[inline]
-pub fn next_non_ascii_or(bytes: &[u8], needle: u8, mut from: usize) -> Option<usize> {
+fn next_non_ascii_or(bytes: &[u8], needle: u8, mut from: usize) -> Option<usize> {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const ONES: u64 = 0x0101_0101_0101_0101;
     let spread = ONES * u64::from(needle);
@@ -263,9 +263,35 @@ pub fn next_non_ascii_or(bytes: &[u8], needle: u8, mut from: usize) -> Option<us
 
 /// Byte index of the first non-ASCII byte at or after `from`.
 #[inline]
-pub fn next_non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
+fn next_non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
     // 0x80 is not ASCII itself, so looking for it as well changes nothing.
     next_non_ascii_or(bytes, 0x80, from)
+}
+
+/// The characters of `s` that start at the bytes `next(bytes, from)` finds, with their byte
+/// offsets, in order.
+fn chars_found<'a>(
+    s: &'a str,
+    next: impl Fn(&[u8], usize) -> Option<usize> + 'a,
+) -> impl Iterator<Item = (usize, char)> + 'a {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let p = next(s.as_bytes(), at)?;
+        let c = char_at(s, p);
+        at = p + c.len_utf8();
+        Some((p, c))
+    })
+}
+
+/// The characters of `s` that are `needle` (ASCII) or not ASCII, with their byte offsets, in
+/// order; the ASCII text between them is skipped 8 bytes at a time.
+pub fn non_ascii_or_chars(s: &str, needle: u8) -> impl Iterator<Item = (usize, char)> + '_ {
+    chars_found(s, move |bytes, from| next_non_ascii_or(bytes, needle, from))
+}
+
+/// The non-ASCII characters of `s` with their byte offsets, in order.
+pub fn non_ascii_chars(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+    chars_found(s, next_non_ascii)
 }
 
 /// Python `str.isspace()` for one character (bidi class WS/B/S or category Zs): includes
@@ -526,19 +552,8 @@ pub fn py_lower(s: &str) -> Cow<'_, str> {
         };
     }
     let newer = &*LOWER_AFTER_14;
-    // Only non-ASCII characters can be newer: jump between those.
-    let bytes = s.as_bytes();
-    let mut at = 0;
-    let mut has_newer = false;
-    while let Some(p) = next_non_ascii(bytes, at) {
-        let c = char_at(s, p);
-        if newer.contains(c) {
-            has_newer = true;
-            break;
-        }
-        at = p + c.len_utf8();
-    }
-    if !has_newer {
+    // Only non-ASCII characters can be newer.
+    if !non_ascii_chars(s).any(|(_, c)| newer.contains(c)) {
         let lowered = if s.contains('Σ') {
             // Final_Sigma depends on the context: the standard library applies it.
             s.to_lowercase()
@@ -569,14 +584,12 @@ pub fn py_lower(s: &str) -> Cow<'_, str> {
 /// are lower-cased in bulk, the other characters one by one (`char::to_lowercase`, which is what
 /// `str::to_lowercase` does for them).
 fn lower_ascii_runs(s: &str) -> String {
-    let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     let mut at = 0;
-    while let Some(p) = next_non_ascii(bytes, at) {
+    for (p, c) in non_ascii_chars(s) {
         let start = out.len();
         out.push_str(&s[at..p]);
         out[start..].make_ascii_lowercase();
-        let c = char_at(s, p);
         out.extend(c.to_lowercase());
         at = p + c.len_utf8();
     }

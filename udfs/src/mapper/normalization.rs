@@ -8,7 +8,7 @@ use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, Params};
 use crate::registry::{OpKind, OpSpec};
-use crate::text::{char_at, is_various_whitespace, next_non_ascii, next_non_ascii_or, py_strip};
+use crate::text::{is_various_whitespace, non_ascii_chars, non_ascii_or_chars, py_strip};
 use crate::udf::TextMapper;
 
 /// `whitespace_normalization_mapper`: Python `text.strip()`, then every character of
@@ -17,31 +17,28 @@ use crate::udf::TextMapper;
 /// runs are not collapsed.
 pub fn normalize_whitespace(text: &str) -> Cow<'_, str> {
     // Every VARIOUS_WHITESPACES character but ' ' is TAB or not ASCII: jump between those.
-    replace_chars(
-        py_strip(text),
-        |bytes, from| next_non_ascii_or(bytes, b'\t', from),
-        |c| (c != ' ' && is_various_whitespace(c)).then_some(" "),
-    )
+    let stripped = py_strip(text);
+    replace_chars(stripped, non_ascii_or_chars(stripped, b'\t'), |c| {
+        (c != ' ' && is_various_whitespace(c)).then_some(" ")
+    })
 }
 
-/// `text` with every character `replacement` maps replaced, looking only at the characters at
-/// the positions `next(bytes, from)` finds (none can be elsewhere); borrowed when none is.
+/// `text` with every character `replacement` maps replaced, looking only at `candidates` (the
+/// characters of `text` with their byte offsets, in order; none elsewhere can be replaced);
+/// borrowed when none is.
 fn replace_chars(
     text: &str,
-    next: impl Fn(&[u8], usize) -> Option<usize>,
+    candidates: impl Iterator<Item = (usize, char)>,
     replacement: impl Fn(char) -> Option<&'static str>,
 ) -> Cow<'_, str> {
-    let bytes = text.as_bytes();
     let mut out: Option<String> = None;
-    let (mut copied, mut i) = (0, 0);
-    while let Some(p) = next(bytes, i) {
-        let c = char_at(text, p);
-        i = p + c.len_utf8();
+    let mut copied = 0;
+    for (p, c) in candidates {
         if let Some(r) = replacement(c) {
             let o = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
             o.push_str(&text[copied..p]);
             o.push_str(r);
-            copied = i;
+            copied = p + c.len_utf8();
         }
     }
     match out {
@@ -109,7 +106,7 @@ fn punctuation_replacement(c: char) -> Option<&'static str> {
 /// map by its ASCII equivalent, character by character.
 pub fn normalize_punctuation(text: &str) -> Cow<'_, str> {
     // Every mapped character is non-ASCII: jump between those.
-    replace_chars(text, next_non_ascii, punctuation_replacement)
+    replace_chars(text, non_ascii_chars(text), punctuation_replacement)
 }
 
 #[derive(Debug)]
