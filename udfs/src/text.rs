@@ -491,22 +491,35 @@ pub fn regex_digit() -> &'static CharSet {
 /// `\n` / `\t` when enabled) only, dropping empty pieces. Other Unicode whitespace stays inside
 /// words.
 pub fn split_on_whitespace(doc: &str, new_line: bool, tab: bool) -> impl Iterator<Item = &str> {
-    doc.split(move |c| c == ' ' || (new_line && c == '\n') || (tab && c == '\t'))
-        .filter(|w| !w.is_empty())
+    whitespace_spans(doc, new_line, tab).map(|(start, end)| &doc[start..end])
+}
+
+/// The byte ranges of [`split_on_whitespace`]'s pieces (separators found with `memchr3`).
+pub fn whitespace_spans(
+    doc: &str,
+    new_line: bool,
+    tab: bool,
+) -> impl Iterator<Item = (usize, usize)> + '_ {
+    // A disabled separator searches for the space again.
+    let (nl, tb) = (
+        if new_line { b'\n' } else { b' ' },
+        if tab { b'\t' } else { b' ' },
+    );
+    let bytes = doc.as_bytes();
+    let mut start = 0;
+    memchr::memchr3_iter(b' ', nl, tb, bytes)
+        .chain(std::iter::once(bytes.len()))
+        .filter_map(move |end| {
+            let span = (start, end);
+            start = end + 1;
+            (end > span.0).then_some(span)
+        })
 }
 
 /// `get_words_from_document(doc)` without a tokenizer: [`split_on_whitespace`] on space, newline
-/// and tab (found with `memchr3`).
+/// and tab.
 pub fn words_from_document(doc: &str) -> impl Iterator<Item = &str> {
-    let bytes = doc.as_bytes();
-    let mut start = 0;
-    memchr::memchr3_iter(b' ', b'\n', b'\t', bytes)
-        .chain(std::iter::once(bytes.len()))
-        .filter_map(move |end| {
-            let word = &doc[start..end];
-            start = end + 1;
-            (!word.is_empty()).then_some(word)
-        })
+    split_on_whitespace(doc, true, true)
 }
 
 /// Data-Juicer's `strip(document, strip_characters)`: drop leading and trailing characters of the

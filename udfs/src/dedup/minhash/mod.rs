@@ -60,7 +60,7 @@ use crate::py::numpy_legacy::{Mt19937, randint_u64};
 use crate::py::regex::{PyRegex, Template};
 use crate::py::scipy_quad::quad;
 use crate::registry::{OpKind, OpSpec};
-use crate::text::{CharSet, py_lower};
+use crate::text::{CharSet, py_lower, whitespace_spans};
 use crate::udf::UdfIdentity;
 
 /// Name of the band-key column, as Data-Juicer names its MinHash column (`HashKeys.minhash`).
@@ -536,13 +536,7 @@ fn space_windows(text: &str, w: usize, mut f: impl FnMut(&[u8])) {
     let bytes = text.as_bytes();
     let mut spans = TOKEN_SPANS.take();
     spans.clear();
-    let mut start = 0;
-    for end in memchr::memchr_iter(b' ', bytes).chain(std::iter::once(bytes.len())) {
-        if end > start {
-            spans.push((start, end));
-        }
-        start = end + 1;
-    }
+    spans.extend(whitespace_spans(text, false, false));
     if spans.len() >= w {
         let mut buf = Vec::new();
         let mut token_bytes: usize = spans[..w - 1].iter().map(|(s, e)| e - s).sum();
