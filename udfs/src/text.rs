@@ -232,6 +232,14 @@ impl CharSet {
     }
 }
 
+/// The byte offset of every code point of `text`, and `text.len()` last.
+pub fn char_boundaries(text: &str) -> Vec<usize> {
+    text.char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(text.len()))
+        .collect()
+}
+
 /// The code point starting at byte `i` (a char boundary) of `text`.
 #[inline]
 pub fn char_at(text: &str, i: usize) -> char {

@@ -10,6 +10,7 @@ use crate::filter::gram_count::with_gram_counts;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::registry::{OpKind, OpSpec};
+use crate::text::char_boundaries;
 use crate::udf::{StatType, StatValue, TextStat};
 
 /// `char_rep_ratio` with n-gram length `n` (> 0), as Data-Juicer computes it: count every
@@ -28,24 +29,19 @@ pub fn char_rep_ratio(text: &str, n: usize) -> f64 {
     }
     let total = len - n + 1;
     with_gram_counts(text, n, |counts| top_counts_ratio(counts, total))
-        .unwrap_or_else(|| char_rep_ratio_by_hash(text, n, len, total))
+        .unwrap_or_else(|| char_rep_ratio_by_hash(text, n, total))
 }
 
-/// The ratio for texts whose n-grams do not pack into 128 bits (many distinct code points and
-/// a large `n`): rolling hashes, checked against the text.
-fn char_rep_ratio_by_hash(text: &str, n: usize, len: usize, total: usize) -> f64 {
-    // Byte offset of every code point, plus the end.
-    let offsets: Vec<usize> = if text.is_ascii() {
+/// The ratio for texts whose `total` n-grams do not pack into 128 bits (many distinct code points
+/// and a large `n`): rolling hashes, checked against the text.
+fn char_rep_ratio_by_hash(text: &str, n: usize, total: usize) -> f64 {
+    let offsets = if text.is_ascii() {
         Vec::new()
     } else {
-        text.char_indices()
-            .map(|(i, _)| i)
-            .chain(std::iter::once(text.len()))
-            .collect()
+        char_boundaries(text)
     };
     let at = |i: usize| if offsets.is_empty() { i } else { offsets[i] };
     let gram = |i: usize| &text[at(i)..at(i + n)];
-    debug_assert_eq!(len - n + 1, total);
     let mut counts = gram_counts_by_rolling_hash(text, n, total, &gram)
         .unwrap_or_else(|| gram_counts_by_text(total, &gram));
     top_counts_ratio(&mut counts, total)
@@ -186,11 +182,7 @@ mod tests {
         ];
         for text in &texts {
             for n in [1, 2, 5, 10] {
-                let offsets: Vec<usize> = text
-                    .char_indices()
-                    .map(|(i, _)| i)
-                    .chain(std::iter::once(text.len()))
-                    .collect();
+                let offsets = char_boundaries(text);
                 let len = offsets.len() - 1;
                 if len < n {
                     continue;
@@ -328,7 +320,7 @@ mod tests {
             let len = text.chars().count();
             for n in [1, 3, 10, 16] {
                 if len >= n {
-                    let hashed = char_rep_ratio_by_hash(text, n, len, len - n + 1);
+                    let hashed = char_rep_ratio_by_hash(text, n, len - n + 1);
                     assert_eq!(char_rep_ratio(text, n), hashed, "rep_len {n} text {text:?}");
                 }
             }

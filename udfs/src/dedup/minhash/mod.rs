@@ -60,7 +60,7 @@ use crate::py::numpy_legacy::{Mt19937, randint_u64};
 use crate::py::regex::{PyRegex, Template};
 use crate::py::scipy_quad::quad;
 use crate::registry::{OpKind, OpSpec};
-use crate::text::{CharSet, py_lower, whitespace_spans};
+use crate::text::{CharSet, char_boundaries, py_lower, whitespace_spans};
 use crate::udf::UdfIdentity;
 
 /// Name of the band-key column, as Data-Juicer names its MinHash column (`HashKeys.minhash`).
@@ -289,11 +289,7 @@ impl Shingler {
         let w = self.window_size;
         match self.tokenization {
             Tokenization::Character => {
-                let ends: Vec<usize> = text
-                    .char_indices()
-                    .map(|(i, _)| i)
-                    .chain(std::iter::once(text.len()))
-                    .collect();
+                let ends = char_boundaries(&text);
                 let n = ends.len() - 1;
                 if n >= w {
                     for i in 0..=n - w {
