@@ -72,16 +72,19 @@ pub(crate) fn with_id_gram_counts<R>(
     f: impl FnOnce(&mut [u32]) -> R,
 ) -> Option<R> {
     debug_assert!(ids.iter().all(|&id| id > 0 && id <= max_id));
-    let bits = (32 - max_id.leading_zeros()) as usize;
-    if n * bits > 128 {
-        return None;
-    }
+    let bits = packed_bits(n, max_id)?;
     COUNTER.with(|c| {
         let mut c = c.borrow_mut();
         let r = f(c.count_ids(ids.iter().copied(), n, bits));
         c.release_large();
         Some(r)
     })
+}
+
+/// The bits per id when `n` ids up to `max_id` pack into 128 bits.
+fn packed_bits(n: usize, max_id: u32) -> Option<usize> {
+    let bits = (32 - max_id.leading_zeros()) as usize;
+    (n * bits <= 128).then_some(bits)
 }
 
 /// foldhash's folded multiply of the key's halves: one 64x64->128 multiplication.
@@ -104,11 +107,9 @@ impl GramCounter {
 
     fn count(&mut self, text: &str, n: usize) -> Option<&mut [u32]> {
         if text.is_ascii() {
-            if n * 8 > 128 {
-                return None;
-            }
+            let bits = packed_bits(n, 128)?;
             let ids = text.bytes().map(|b| u32::from(b) + 1);
-            Some(self.count_ids(ids, n, 8))
+            Some(self.count_ids(ids, n, bits))
         } else {
             self.ids.clear();
             self.non_ascii.clear();
@@ -124,10 +125,7 @@ impl GramCounter {
                 };
                 self.ids.push(id);
             }
-            let bits = (32 - (next - 1).leading_zeros()) as usize;
-            if n * bits > 128 {
-                return None;
-            }
+            let bits = packed_bits(n, next - 1)?;
             let ids = std::mem::take(&mut self.ids);
             self.count_ids(ids.iter().copied(), n, bits);
             self.ids = ids;
