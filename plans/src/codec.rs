@@ -337,7 +337,8 @@ fn encode_udf(udf: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
     // Built-in functions write nothing and are found by name in the receiver's registry.
     if let Some(id) = identity_of(udf) {
         buf.push(DJ);
-        serde_json::to_writer(buf, &(&id.name, &id.config)).map_err(|e| err(e.to_string()))?;
+        serde_json::to_writer(buf, &(&id.op, &id.name, &id.config))
+            .map_err(|e| err(e.to_string()))?;
     }
     Ok(())
 }
@@ -346,9 +347,9 @@ fn decode_udf(name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
     let Some((&DJ, rest)) = buf.split_first() else {
         return Err(err(format!("function {name} is not a dj-fusion UDF")));
     };
-    let (name, config): (String, String) =
+    let (op, name, config): (String, String, String) =
         serde_json::from_slice(rest).map_err(|e| err(format!("malformed UDF {name}: {e}")))?;
-    rebuild_udf(&UdfIdentity { name, config }).map_err(|e| err(e.to_string()))
+    rebuild_udf(&UdfIdentity { op, name, config }).map_err(|e| err(e.to_string()))
 }
 
 /// Logical codec: dj-fusion's extension nodes and table, then `inner` for everything else.

@@ -641,8 +641,10 @@ fn absolute_media_paths(
         }
         Ok(Arc::new(out.finish()) as datafusion::arrow::array::ArrayRef)
     });
-    let udf = dj_udfs::udf::FnUdf::new_udf(
+    // Not an op: no op name, so the wire codec refuses to ship it.
+    let udf = dj_udfs::udf::OpUdf::from_fn(
         dj_udfs::udf::UdfIdentity {
+            op: String::new(),
             name: "media_paths_under".into(),
             config: dir.clone(),
         },

@@ -14,6 +14,9 @@ pub mod params;
 pub mod py;
 pub mod registry;
 pub mod selector;
+pub mod spec;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod text;
 pub mod udf;
 pub mod value;
@@ -21,7 +24,8 @@ pub mod wire;
 
 pub use operator::{DedupKind, DedupOp, FieldFilterOp, FieldStat, FilterOp, Operator, StatRange};
 pub use params::{ParamError, ParamSpec, ParamType, Params};
-pub use registry::{OpKind, OpSpec, lookup, registry};
+pub use registry::{lookup, registry};
+pub use spec::{OpKind, OpSpec};
 
 /// Name of the struct column holding per-sample stats, as Data-Juicer names it.
 pub const STATS_COLUMN: &str = "__dj__stats__";

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use datafusion_expr::ScalarUDF;
 
 use crate::params::Params;
-use crate::registry::OpKind;
+use crate::spec::OpKind;
 
 /// One recipe step, built and ready to plan.
 #[derive(Debug, Clone)]

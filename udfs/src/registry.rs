@@ -1,80 +1,14 @@
 //! The registry: Data-Juicer op name -> parameter schema and constructor.
 //!
-//! Every supported op has one [`OpSpec`], defined next to its implementation and listed in
-//! [`registry`]. Ops that need a downloaded model are listed in [`MODEL_OPS`] so recipes naming them
+//! Every supported op has one [`OpSpec`] (the leaf module [`crate::spec`]), defined next to its
+//! implementation and listed in [`registry`]; the registry is the only module that imports the families. Ops that need a downloaded model are listed in [`MODEL_OPS`] so recipes naming them
 //! get a precise "not supported yet" error instead of "unknown operator".
 
 use std::sync::LazyLock;
 
-use crate::operator::Operator;
-use crate::params::{
-    ParamError, ParamSpec, Params, base_params, closest_names, filter_base_params,
-};
+use crate::params::closest_names;
+pub use crate::spec::{OpKind, OpSpec};
 use crate::{dedup, filter, mapper, selector};
-
-/// Data-Juicer's operator categories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OpKind {
-    Mapper,
-    Filter,
-    Deduplicator,
-    Selector,
-}
-
-impl OpKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OpKind::Mapper => "mapper",
-            OpKind::Filter => "filter",
-            OpKind::Deduplicator => "deduplicator",
-            OpKind::Selector => "selector",
-        }
-    }
-}
-
-/// One operator: its Data-Juicer name, kind, own parameters (base parameters are added by
-/// [`OpSpec::all_params`]), constructor and a one-line description.
-pub struct OpSpec {
-    pub name: &'static str,
-    pub kind: OpKind,
-    pub params: fn() -> Vec<ParamSpec>,
-    pub build: fn(&Params) -> Result<Operator, ParamError>,
-    pub doc: &'static str,
-}
-
-impl std::fmt::Debug for OpSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpSpec")
-            .field("name", &self.name)
-            .field("kind", &self.kind)
-            .finish()
-    }
-}
-
-impl OpSpec {
-    /// The op's own parameters followed by the base parameters of its kind.
-    pub fn all_params(&self) -> Vec<ParamSpec> {
-        let mut p = (self.params)();
-        if MODEL_BASED_OPS.contains(&self.name) || TOKENIZING_OPS.contains(&self.name) {
-            p.push(crate::models::model_dir_param());
-        }
-        p.extend(base_params());
-        if self.kind == OpKind::Filter {
-            p.extend(filter_base_params());
-        }
-        p
-    }
-
-    /// Validates `given` and builds the operator.
-    pub fn instantiate(
-        &self,
-        given: &serde_json::Map<String, serde_json::Value>,
-    ) -> Result<(Params, Operator), ParamError> {
-        let params = Params::validate(self.name, &self.all_params(), given)?;
-        let op = (self.build)(&params)?;
-        Ok((params, op))
-    }
-}
 
 /// Every supported operator, in Data-Juicer's category order. Each family's `specs()` (in its
 /// `mod.rs`) lists its ops.
@@ -93,26 +27,6 @@ pub fn registry() -> &'static [OpSpec] {
 pub fn lookup(name: &str) -> Option<&'static OpSpec> {
     registry().iter().find(|s| s.name == name)
 }
-
-/// Supported ops that always run a model (fastText, KenLM, a tokenizer) on every sample: the
-/// expensive ones that auto sizing weighs as high complexity and checkpoints exist for.
-pub const MODEL_BASED_OPS: &[&str] = &[
-    "language_id_score_filter",
-    "perplexity_filter",
-    "token_num_filter",
-];
-
-/// Ops that load a model with some parameters (`tokenization: true`): with [`MODEL_BASED_OPS`],
-/// the ops that take the `model_dir` parameter.
-const TOKENIZING_OPS: &[&str] = &[
-    "words_num_filter",
-    "word_repetition_filter",
-    "stopwords_filter",
-    "flagged_words_filter",
-    "alphanumeric_filter",
-    "remove_words_with_incorrect_substrings_mapper",
-    "document_minhash_deduplicator",
-];
 
 /// Data-Juicer ops that need a downloaded model or an external service, with what they need.
 pub const MODEL_OPS: &[(&str, &str)] = &[

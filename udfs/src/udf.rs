@@ -58,30 +58,75 @@ impl StatValue {
     }
 }
 
-/// Identity of one op instance inside a plan: name plus canonical JSON parameters. Two UDFs are
-/// equal when both agree, which keeps DataFusion's common-subexpression logic correct.
+/// Identity of one op instance inside a plan: the op's name, the UDF's name (the op's name, for
+/// some UDFs with a suffix such as `_keep`) and the canonical JSON parameters. Two UDFs are equal
+/// when all agree, which keeps DataFusion's common-subexpression logic correct; the wire codec
+/// ships it so the receiver rebuilds the op from the registry by name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct UdfIdentity {
+    pub op: String,
     pub name: String,
     pub config: String,
 }
 
-/// `text -> text` UDF around a [`TextMapper`]. The output has the input's string type.
-#[derive(Debug)]
-pub struct MapperUdf {
-    id: UdfIdentity,
-    mapper: Arc<dyn TextMapper>,
-    signature: Signature,
+impl UdfIdentity {
+    /// The identity of the UDF `<op><suffix>` of the op instance `params` describes.
+    pub fn of(params: &crate::params::Params, suffix: &str) -> UdfIdentity {
+        UdfIdentity {
+            op: params.op().to_string(),
+            name: format!("{}{suffix}", params.op()),
+            config: params.to_json().to_string(),
+        }
+    }
 }
 
-impl MapperUdf {
-    pub fn new_udf(id: UdfIdentity, mapper: Arc<dyn TextMapper>) -> Arc<ScalarUDF> {
-        let udf = MapperUdf {
+/// What an operator UDF computes from its argument arrays (scalars already expanded).
+pub trait UdfBody: Debug + Send + Sync {
+    fn invoke(&self, args: &[ArrayRef]) -> Result<ArrayRef>;
+}
+
+/// Every operator UDF: an identity, a signature, a declared output type and a [`UdfBody`]. One
+/// type, so whatever needs an op UDF's identity (the wire codec) asks one downcast.
+#[derive(Debug)]
+pub struct OpUdf {
+    id: UdfIdentity,
+    /// `None`: the type of the first argument.
+    output: Option<DataType>,
+    signature: Signature,
+    body: Arc<dyn UdfBody>,
+}
+
+impl OpUdf {
+    pub fn new_udf(
+        id: UdfIdentity,
+        signature: Signature,
+        output: Option<DataType>,
+        body: Arc<dyn UdfBody>,
+    ) -> Arc<ScalarUDF> {
+        Arc::new(ScalarUDF::new_from_impl(OpUdf {
             id,
-            mapper,
-            signature: Signature::string(1, Volatility::Immutable),
-        };
-        Arc::new(ScalarUDF::new_from_impl(udf))
+            output,
+            signature,
+            body,
+        }))
+    }
+
+    /// `text -> text` around a [`TextMapper`]; the output keeps the input's string type.
+    pub fn mapper(id: UdfIdentity, mapper: Arc<dyn TextMapper>) -> Arc<ScalarUDF> {
+        Self::new_udf(id, text_signature(), None, Arc::new(MapperBody(mapper)))
+    }
+
+    /// `text -> Int64|Float64` around a [`TextStat`].
+    pub fn stat(id: UdfIdentity, stat: Arc<dyn TextStat>) -> Arc<ScalarUDF> {
+        let output = Some(stat.stat_type().data_type());
+        Self::new_udf(id, text_signature(), output, Arc::new(StatBody(stat)))
+    }
+
+    /// Over arrays of any type, from a closure: for the field filters and selectors, whose
+    /// inputs are arbitrary columns rather than text. `output` `None`: the first argument's type.
+    pub fn from_fn(id: UdfIdentity, output: Option<DataType>, f: Arc<ArrayFn>) -> Arc<ScalarUDF> {
+        let signature = Signature::variadic_any(Volatility::Immutable);
+        Self::new_udf(id, signature, output, Arc::new(FnBody(f)))
     }
 
     pub fn identity(&self) -> &UdfIdentity {
@@ -89,19 +134,24 @@ impl MapperUdf {
     }
 }
 
-impl PartialEq for MapperUdf {
+/// One string argument (Utf8, LargeUtf8 or Utf8View).
+pub fn text_signature() -> Signature {
+    Signature::string(1, Volatility::Immutable)
+}
+
+impl PartialEq for OpUdf {
     fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
+        self.id == other.id && self.output == other.output
     }
 }
-impl Eq for MapperUdf {}
-impl Hash for MapperUdf {
+impl Eq for OpUdf {}
+impl Hash for OpUdf {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.id.hash(state)
     }
 }
 
-impl ScalarUDFImpl for MapperUdf {
+impl ScalarUDFImpl for OpUdf {
     fn name(&self) -> &str {
         &self.id.name
     }
@@ -109,14 +159,58 @@ impl ScalarUDFImpl for MapperUdf {
         &self.signature
     }
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        Ok(arg_types[0].clone())
+        match (&self.output, arg_types.first()) {
+            (Some(t), _) | (None, Some(t)) => Ok(t.clone()),
+            (None, None) => exec_err!("{} needs an argument", self.id.name),
+        }
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let array = single_array_arg(&args)?;
-        Ok(ColumnarValue::Array(map_string_array(
-            &array,
-            self.mapper.as_ref(),
-        )?))
+        let arrays = args
+            .args
+            .iter()
+            .map(|a| a.to_array(args.number_rows))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ColumnarValue::Array(self.body.invoke(&arrays)?))
+    }
+}
+
+/// The one string argument of a text UDF.
+pub fn single_array(args: &[ArrayRef]) -> Result<&ArrayRef> {
+    match args {
+        [array] => Ok(array),
+        _ => exec_err!("expected exactly one argument, got {}", args.len()),
+    }
+}
+
+#[derive(Debug)]
+struct MapperBody(Arc<dyn TextMapper>);
+
+impl UdfBody for MapperBody {
+    fn invoke(&self, args: &[ArrayRef]) -> Result<ArrayRef> {
+        map_string_array(single_array(args)?, self.0.as_ref())
+    }
+}
+
+#[derive(Debug)]
+struct StatBody(Arc<dyn TextStat>);
+
+impl UdfBody for StatBody {
+    fn invoke(&self, args: &[ArrayRef]) -> Result<ArrayRef> {
+        stat_string_array(single_array(args)?, self.0.as_ref())
+    }
+}
+
+struct FnBody(Arc<ArrayFn>);
+
+impl Debug for FnBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FnBody")
+    }
+}
+
+impl UdfBody for FnBody {
+    fn invoke(&self, args: &[ArrayRef]) -> Result<ArrayRef> {
+        (self.0)(args)
     }
 }
 
@@ -147,60 +241,6 @@ pub fn map_string_array(array: &ArrayRef, mapper: &dyn TextMapper) -> Result<Arr
         other => return exec_err!("expected a string column, got {other}"),
     };
     Ok(out)
-}
-
-/// `text -> Int64|Float64` UDF around a [`TextStat`].
-#[derive(Debug)]
-pub struct StatUdf {
-    id: UdfIdentity,
-    stat: Arc<dyn TextStat>,
-    signature: Signature,
-}
-
-impl StatUdf {
-    pub fn new_udf(id: UdfIdentity, stat: Arc<dyn TextStat>) -> Arc<ScalarUDF> {
-        let udf = StatUdf {
-            id,
-            stat,
-            signature: Signature::string(1, Volatility::Immutable),
-        };
-        Arc::new(ScalarUDF::new_from_impl(udf))
-    }
-
-    pub fn identity(&self) -> &UdfIdentity {
-        &self.id
-    }
-}
-
-impl PartialEq for StatUdf {
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-    }
-}
-impl Eq for StatUdf {}
-impl Hash for StatUdf {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.id.hash(state)
-    }
-}
-
-impl ScalarUDFImpl for StatUdf {
-    fn name(&self) -> &str {
-        &self.id.name
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(self.stat.stat_type().data_type())
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let array = single_array_arg(&args)?;
-        Ok(ColumnarValue::Array(stat_string_array(
-            &array,
-            self.stat.as_ref(),
-        )?))
-    }
 }
 
 /// Computes `stat` for every non-null value; nulls give null.
@@ -236,13 +276,6 @@ pub fn stat_string_array(array: &ArrayRef, stat: &dyn TextStat) -> Result<ArrayR
     Ok(out)
 }
 
-fn single_array_arg(args: &ScalarFunctionArgs) -> Result<ArrayRef> {
-    match args.args.as_slice() {
-        [arg] => arg.to_array(args.number_rows),
-        _ => exec_err!("expected exactly one argument, got {}", args.args.len()),
-    }
-}
-
 /// Convenience for tests and benchmarks: apply a mapper to a slice of strings.
 pub fn map_all(mapper: &dyn TextMapper, texts: &[&str]) -> Vec<String> {
     texts.iter().map(|t| mapper.map(t).into_owned()).collect()
@@ -251,77 +284,3 @@ pub fn map_all(mapper: &dyn TextMapper, texts: &[&str]) -> Vec<String> {
 /// A columnar function of a UDF built from a closure: all argument arrays (scalars expanded) ->
 /// one output array of the declared type.
 pub type ArrayFn = dyn Fn(&[ArrayRef]) -> Result<ArrayRef> + Send + Sync;
-
-/// A UDF over arrays of any type, built from a closure; for the field filters, whose inputs
-/// are arbitrary columns rather than text.
-pub struct FnUdf {
-    id: UdfIdentity,
-    /// `None`: the type of the first argument.
-    return_type: Option<DataType>,
-    f: Arc<ArrayFn>,
-    signature: Signature,
-}
-
-impl FnUdf {
-    pub fn new_udf(
-        id: UdfIdentity,
-        return_type: Option<DataType>,
-        f: Arc<ArrayFn>,
-    ) -> Arc<ScalarUDF> {
-        Arc::new(ScalarUDF::new_from_impl(FnUdf {
-            id,
-            return_type,
-            f,
-            signature: Signature::variadic_any(Volatility::Immutable),
-        }))
-    }
-
-    pub fn identity(&self) -> &UdfIdentity {
-        &self.id
-    }
-}
-
-impl Debug for FnUdf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FnUdf")
-            .field("id", &self.id)
-            .field("return_type", &self.return_type)
-            .finish()
-    }
-}
-
-impl PartialEq for FnUdf {
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id && self.return_type == other.return_type
-    }
-}
-impl Eq for FnUdf {}
-impl Hash for FnUdf {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.id.hash(state)
-    }
-}
-
-impl ScalarUDFImpl for FnUdf {
-    fn name(&self) -> &str {
-        &self.id.name
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
-        match (&self.return_type, arg_types.first()) {
-            (Some(t), _) => Ok(t.clone()),
-            (None, Some(t)) => Ok(t.clone()),
-            (None, None) => exec_err!("{} needs an argument", self.id.name),
-        }
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let arrays = args
-            .args
-            .iter()
-            .map(|a| a.to_array(args.number_rows))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(ColumnarValue::Array((self.f)(&arrays)?))
-    }
-}

@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use datafusion_expr::ScalarUDF;
 
-use crate::dedup::minhash::MinHashUdf;
 use crate::operator::Operator;
-use crate::registry::{OpSpec, registry};
-use crate::udf::{FnUdf, MapperUdf, StatUdf, UdfIdentity};
+use crate::registry::lookup;
+use crate::udf::{OpUdf, UdfIdentity};
 
 /// Why a shipped UDF identity cannot be rebuilt.
 #[derive(Debug, thiserror::Error)]
@@ -29,17 +28,7 @@ pub enum WireError {
 
 /// The identity of `udf` if it is one of dj-fusion's operator UDFs.
 pub fn identity_of(udf: &ScalarUDF) -> Option<&UdfIdentity> {
-    let inner = udf.inner();
-    if let Some(u) = inner.downcast_ref::<MapperUdf>() {
-        return Some(u.identity());
-    }
-    if let Some(u) = inner.downcast_ref::<StatUdf>() {
-        return Some(u.identity());
-    }
-    if let Some(u) = inner.downcast_ref::<FnUdf>() {
-        return Some(u.identity());
-    }
-    inner.downcast_ref::<MinHashUdf>().map(|u| u.identity())
+    udf.inner().downcast_ref::<OpUdf>().map(OpUdf::identity)
 }
 
 /// Every UDF an operator instance evaluates.
@@ -59,14 +48,9 @@ pub fn operator_udfs(op: &Operator) -> Vec<Arc<ScalarUDF>> {
     }
 }
 
-/// Rebuilds the UDF `id` names: the op is the registry entry whose name is the longest prefix of
-/// the UDF name (an op's UDFs are named after it, some with a suffix such as `_value`).
+/// Rebuilds the UDF `id` names: its op from the registry, by name, with the shipped parameters.
 pub fn rebuild_udf(id: &UdfIdentity) -> Result<Arc<ScalarUDF>, WireError> {
-    let spec: &OpSpec = registry()
-        .iter()
-        .filter(|s| id.name.starts_with(s.name))
-        .max_by_key(|s| s.name.len())
-        .ok_or_else(|| WireError::UnknownUdf(id.name.clone()))?;
+    let spec = lookup(&id.op).ok_or_else(|| WireError::UnknownUdf(id.name.clone()))?;
     let given: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&id.config)
         .map_err(|_| WireError::BadConfig {
             udf: id.name.clone(),
@@ -96,7 +80,7 @@ mod tests {
     #[test]
     fn every_default_op_udf_round_trips() {
         let mut checked = 0;
-        for spec in registry() {
+        for spec in crate::registry() {
             let Ok((_, op)) = spec.instantiate(&serde_json::Map::new()) else {
                 continue;
             };
@@ -113,7 +97,7 @@ mod tests {
 
     #[test]
     fn parameters_travel_with_the_udf() {
-        let spec = crate::lookup("text_length_filter").unwrap();
+        let spec = lookup("text_length_filter").unwrap();
         let given = serde_json::json!({"min_len": 7, "max_len": 90});
         let (_, op) = spec.instantiate(given.as_object().unwrap()).unwrap();
         let udf = operator_udfs(&op).remove(0);
@@ -125,12 +109,14 @@ mod tests {
     #[test]
     fn unknown_names_and_bad_parameters_are_refused() {
         let err = rebuild_udf(&UdfIdentity {
+            op: "no_such_op".into(),
             name: "no_such_op".into(),
             config: "{}".into(),
         })
         .unwrap_err();
         assert_eq!(err.to_string(), "no operator builds a UDF named no_such_op");
         let err = rebuild_udf(&UdfIdentity {
+            op: "text_length_filter".into(),
             name: "text_length_filter".into(),
             config: r#"{"min_len": "seven"}"#.into(),
         })

@@ -9,9 +9,9 @@ use serde_json::json;
 use crate::HASH_COLUMN;
 use crate::operator::{DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::{is_regex_space, py_lower, py_strip, regex_digit};
-use crate::udf::{MapperUdf, TextMapper, UdfIdentity};
+use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
 /// Lower-case hex MD5 of the UTF-8 bytes of `s` (Python `hashlib.md5(s.encode()).hexdigest()`).
 pub fn md5_hex(s: &str) -> String {
@@ -110,17 +110,14 @@ pub fn document_deduplicator_spec() -> OpSpec {
 }
 
 fn build_document_deduplicator(p: &Params) -> Result<Operator, ParamError> {
-    let id = UdfIdentity {
-        name: p.op().to_string(),
-        config: p.to_json().to_string(),
-    };
+    let id = UdfIdentity::of(p, "");
     let hash = DocumentHash {
         lowercase: p.bool("lowercase"),
         ignore_non_character: p.bool("ignore_non_character"),
     };
     Ok(Operator::Deduplicator(DedupOp {
         hash_column: HASH_COLUMN,
-        hash_udf: MapperUdf::new_udf(id, Arc::new(hash)),
+        hash_udf: OpUdf::mapper(id, Arc::new(hash)),
         kind: crate::DedupKind::Exact,
     }))
 }
@@ -128,7 +125,7 @@ fn build_document_deduplicator(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{build, map_texts};
+    use crate::test_support::{build, map_texts};
     use serde_json::json;
 
     const MODES: [(bool, bool); 4] = [(false, false), (true, false), (false, true), (true, true)];
@@ -400,7 +397,7 @@ mod tests {
                 "d5816f35916d1d9482fb0f1ec201101d",
             ],
         ];
-        let bigs = crate::mapper::test_support::big_texts();
+        let bigs = crate::test_support::big_texts();
         for ((lower, ignore), want) in MODES.iter().zip(want) {
             for (text, want) in bigs.iter().zip(want) {
                 assert_eq!(document_hash(text, *lower, *ignore), want);

@@ -43,8 +43,8 @@ use serde_json::json;
 use super::minhash::{Shingler, Tokenization, positive, shingle_param_specs, shingle_params};
 use crate::operator::{DedupKind, DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
-use crate::udf::{MapperUdf, TextMapper, UdfIdentity};
+use crate::spec::{OpKind, OpSpec};
+use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
 /// Name of the SimHash column, as Data-Juicer names it (`HashKeys.simhash`).
 pub const SIMHASH_COLUMN: &str = "__dj__simhash";
@@ -437,13 +437,10 @@ fn build_document_simhash_deduplicator(p: &Params) -> Result<Operator, ParamErro
         p.str("ignore_pattern"),
     )
     .map_err(|e| p.invalid("ignore_pattern", format!("invalid regular expression: {e}")))?;
-    let id = UdfIdentity {
-        name: p.op().to_string(),
-        config: p.to_json().to_string(),
-    };
+    let id = UdfIdentity::of(p, "");
     Ok(Operator::Deduplicator(DedupOp {
         hash_column: SIMHASH_COLUMN,
-        hash_udf: MapperUdf::new_udf(id, Arc::new(hasher)),
+        hash_udf: OpUdf::mapper(id, Arc::new(hasher)),
         kind: DedupKind::SimHash {
             num_blocks,
             hamming_distance,
@@ -454,7 +451,7 @@ fn build_document_simhash_deduplicator(p: &Params) -> Result<Operator, ParamErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{build, map_texts};
+    use crate::test_support::{build, map_texts};
     use serde_json::json;
 
     /// Texts hashed by Data-Juicer 1.6.1's `DocumentSimhashDeduplicator(**config).compute_hash`.

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use crate::PY_MAXSIZE;
 use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
-use crate::udf::{FnUdf, UdfIdentity};
+use crate::spec::{OpKind, OpSpec};
+use crate::udf::{OpUdf, UdfIdentity};
 use crate::value::{FloatError, cell_value, py_eq, py_float, py_truthy};
 
 pub fn specified_field_spec() -> OpSpec {
@@ -89,7 +89,7 @@ fn build_suffix(p: &Params) -> Result<Operator, ParamError> {
         field: SUFFIX_COLUMN.to_string(),
         optional: false,
         stats: Vec::new(),
-        keep: FnUdf::new_udf(identity(p, "_keep"), Some(DataType::Boolean), keep),
+        keep: OpUdf::from_fn(UdfIdentity::of(p, "_keep"), Some(DataType::Boolean), keep),
     }))
 }
 
@@ -127,13 +127,6 @@ pub fn specified_numeric_field_spec() -> OpSpec {
     }
 }
 
-pub(crate) fn identity(p: &Params, part: &str) -> UdfIdentity {
-    UdfIdentity {
-        name: format!("{}{part}", p.op()),
-        config: p.to_json().to_string(),
-    }
-}
-
 fn field_key(p: &Params) -> Result<String, ParamError> {
     let key = p.str("field_key").unwrap_or_default();
     if key.is_empty() {
@@ -153,7 +146,7 @@ fn copy_stat(p: &Params, key: String) -> FieldStat {
     let f = Arc::new(|args: &[ArrayRef]| Ok(ujson_normalize(&args[0])));
     FieldStat {
         key,
-        udf: FnUdf::new_udf(identity(p, ""), None, f),
+        udf: OpUdf::from_fn(UdfIdentity::of(p, ""), None, f),
     }
 }
 
@@ -222,7 +215,7 @@ fn build_specified_field(p: &Params) -> Result<Operator, ParamError> {
         field: key.clone(),
         optional: false,
         stats: vec![copy_stat(p, key)],
-        keep: FnUdf::new_udf(identity(p, "_keep"), Some(DataType::Boolean), keep),
+        keep: OpUdf::from_fn(UdfIdentity::of(p, "_keep"), Some(DataType::Boolean), keep),
     }))
 }
 
@@ -268,6 +261,6 @@ fn build_specified_numeric_field(p: &Params) -> Result<Operator, ParamError> {
         field: key.clone(),
         optional: false,
         stats: vec![copy_stat(p, key)],
-        keep: FnUdf::new_udf(identity(p, "_keep"), Some(DataType::Boolean), keep),
+        keep: OpUdf::from_fn(UdfIdentity::of(p, "_keep"), Some(DataType::Boolean), keep),
     }))
 }

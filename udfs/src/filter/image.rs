@@ -19,8 +19,8 @@ use serde_json::json;
 use crate::PY_MAXSIZE;
 use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
-use crate::udf::{FnUdf, UdfIdentity};
+use crate::spec::{OpKind, OpSpec};
+use crate::udf::{OpUdf, UdfIdentity};
 
 const ANY_OR_ALL: ParamType = ParamType::Choice(&["any", "all"]);
 
@@ -149,13 +149,6 @@ pub fn size_to_bytes(size: &str) -> Result<i128, String> {
         .ok_or_else(|| format!("{size} is too large"))
 }
 
-fn identity(p: &Params, part: &str) -> UdfIdentity {
-    UdfIdentity {
-        name: format!("{}{part}", p.op()),
-        config: p.to_json().to_string(),
-    }
-}
-
 /// What one image contributes to a stat, read from its path.
 #[derive(Clone, Copy)]
 enum Measure {
@@ -261,8 +254,8 @@ fn measure_stat(p: &Params, key: &str, measure: Measure) -> FieldStat {
     };
     FieldStat {
         key: key.to_string(),
-        udf: FnUdf::new_udf(
-            identity(p, &format!("_{key}")),
+        udf: OpUdf::from_fn(
+            UdfIdentity::of(p, &format!("_{key}")),
             Some(DataType::new_list(item, true)),
             f,
         ),
@@ -320,7 +313,7 @@ fn keep_udf(p: &Params, ranges: Vec<StatRange>) -> Arc<datafusion_expr::ScalarUD
             .collect();
         Ok(Arc::new(keep))
     });
-    FnUdf::new_udf(identity(p, "_keep"), Some(DataType::Boolean), f)
+    OpUdf::from_fn(UdfIdentity::of(p, "_keep"), Some(DataType::Boolean), f)
 }
 
 fn image_filter(p: &Params, stats: Vec<FieldStat>, ranges: Vec<StatRange>) -> Operator {

@@ -11,13 +11,12 @@ use arrow::datatypes::{DataType, Field, Fields};
 use datafusion_common::{Result, exec_err};
 use serde_json::{Value, json};
 
-use crate::filter::field::identity;
 use crate::models::{self, FastText};
 use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::py_lower;
-use crate::udf::FnUdf;
+use crate::udf::{OpUdf, UdfIdentity};
 
 /// The model Data-Juicer's `prepare_fasttext_model` loads.
 const MODEL_FILE: &str = "lid.176.bin";
@@ -108,7 +107,7 @@ fn struct_field_stat(p: &Params, key: &str, i: usize, ty: DataType) -> FieldStat
     });
     FieldStat {
         key: key.to_string(),
-        udf: FnUdf::new_udf(identity(p, &format!("_{key}")), Some(ty), f),
+        udf: OpUdf::from_fn(UdfIdentity::of(p, &format!("_{key}")), Some(ty), f),
     }
 }
 
@@ -156,11 +155,11 @@ fn build_language_id(p: &Params) -> Result<Operator, ParamError> {
             struct_field_stat(p, "lang", 0, DataType::Utf8),
             struct_field_stat(p, "lang_score", 1, DataType::Float64),
         ],
-        joint: Some(FnUdf::new_udf(
-            identity(p, ""),
+        joint: Some(OpUdf::from_fn(
+            UdfIdentity::of(p, ""),
             Some(DataType::Struct(lang_fields())),
             joint,
         )),
-        keep: FnUdf::new_udf(identity(p, "_keep"), Some(DataType::Boolean), keep),
+        keep: OpUdf::from_fn(UdfIdentity::of(p, "_keep"), Some(DataType::Boolean), keep),
     }))
 }

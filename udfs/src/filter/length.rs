@@ -9,7 +9,7 @@ use crate::filter::build_filter;
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::{is_special_char, words_from_document};
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -205,14 +205,14 @@ mod tests {
             assert_eq!(num_words(text), *want, "text {text:?}");
         }
         let want: [i64; 3] = [17857, 1, 1];
-        for (text, want) in crate::mapper::test_support::big_texts().iter().zip(want) {
+        for (text, want) in crate::test_support::big_texts().iter().zip(want) {
             assert_eq!(num_words(text), want);
         }
     }
 
     #[test]
     fn words_num_through_udf_and_params() {
-        use crate::mapper::test_support::{build, int_stats};
+        use crate::test_support::{build, int_stats};
         use serde_json::json;
         let op = build("words_num_filter", json!({"min_num": 2, "lang": "zh"})).unwrap();
         let Operator::Filter(f) = &op else { panic!() };

@@ -11,7 +11,7 @@ use crate::PY_MAXSIZE;
 use crate::filter::build_filter;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::py_lines;
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -117,7 +117,7 @@ fn build_maximum_line_length(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{big_texts, build, float_stats, int_stats};
+    use crate::test_support::{big_texts, build, float_stats, int_stats};
     use serde_json::json;
 
     /// (text, avg_line_length, max_line_length) from AverageLineLengthFilter /

@@ -14,7 +14,7 @@ pub mod wordlist;
 pub mod words;
 
 /// The filters, in registry order.
-pub fn specs() -> Vec<crate::registry::OpSpec> {
+pub fn specs() -> Vec<crate::spec::OpSpec> {
     vec![
         length::text_length_spec(),
         length::words_num_spec(),
@@ -42,7 +42,7 @@ use std::sync::Arc;
 
 use crate::operator::{FilterOp, Operator, StatRange};
 use crate::params::Params;
-use crate::udf::{StatUdf, TextStat, UdfIdentity};
+use crate::udf::{OpUdf, TextStat, UdfIdentity};
 
 /// Builds a filter whose stat UDF is named after the op (so plans read as the recipe does).
 pub(crate) fn build_filter(
@@ -52,13 +52,9 @@ pub(crate) fn build_filter(
     min: Option<f64>,
     max: Option<f64>,
 ) -> Operator {
-    let id = UdfIdentity {
-        name: params.op().to_string(),
-        config: params.to_json().to_string(),
-    };
     Operator::Filter(FilterOp {
         stat_key,
-        stat_udf: StatUdf::new_udf(id, stat),
+        stat_udf: OpUdf::stat(UdfIdentity::of(params, ""), stat),
         range: StatRange::from_params(params, min, max),
     })
 }

@@ -10,7 +10,7 @@ use crate::filter::build_filter;
 use crate::models::{self, KenLm, SentencePiece, with_pieces};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::{is_py_space, py_lines};
 use crate::udf::{StatType, StatValue, TextStat};
 

@@ -9,7 +9,7 @@ use crate::filter::build_filter;
 use crate::models::{self, HfTokenizer};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::{CharSet, is_py_alpha, py_alnum, special_characters};
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -176,8 +176,8 @@ fn build_special_characters(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{big_texts, build, float_stats};
     use crate::operator::StatRange;
+    use crate::test_support::{big_texts, build, float_stats};
     use serde_json::json;
 
     /// (text, AlphanumericFilter().compute_stats_batched alnum_ratio), Data-Juicer 1.6.1.

@@ -9,7 +9,7 @@ use crate::filter::build_filter;
 use crate::filter::gram_count::with_gram_counts;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::char_boundaries;
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -168,7 +168,7 @@ fn build_character_repetition(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{build, float_stats};
+    use crate::test_support::{build, float_stats};
     use serde_json::json;
 
     #[test]
@@ -311,7 +311,7 @@ mod tests {
     /// The packed-key counts and the checked rolling hashes (the fallback) agree.
     #[test]
     fn packed_and_hashed_counts_agree() {
-        let bigs = crate::mapper::test_support::big_texts();
+        let bigs = crate::test_support::big_texts();
         let texts = CASES
             .iter()
             .map(|(t, _)| *t)
@@ -335,7 +335,7 @@ mod tests {
             [0.2143142862857257, 0.007050141002820056, 1.0],
             [0.17858750787886063, 0.007053456193534832, 1.0],
         ];
-        let bigs = crate::mapper::test_support::big_texts();
+        let bigs = crate::test_support::big_texts();
         for (n, want) in REP_LENS.iter().zip(want) {
             for (text, want) in bigs.iter().zip(want) {
                 assert_eq!(char_rep_ratio(text, *n), want, "rep_len {n}");

@@ -10,7 +10,7 @@ use crate::filter::build_filter;
 use crate::models::{self, HfTokenizer};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::udf::{StatType, StatValue, TextStat};
 
 pub fn token_num_spec() -> OpSpec {

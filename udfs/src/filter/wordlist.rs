@@ -23,7 +23,7 @@ use crate::filter::words::with_refined_words;
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::udf::{StatType, StatValue, TextStat};
 
 /// One kind of word-list asset (Data-Juicer's `words_type`) and the op that uses it.
@@ -352,7 +352,7 @@ pub fn flagged_words_spec() -> OpSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{build, float_stats};
+    use crate::test_support::{build, float_stats};
 
     fn golden_assets() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/assets")

@@ -11,7 +11,7 @@ use crate::filter::gram_count::with_id_gram_counts;
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::{py_lower, special_characters, words_from_document, words_refinement};
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -178,7 +178,7 @@ fn build_word_repetition(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{big_texts, build, float_stats};
+    use crate::test_support::{big_texts, build, float_stats};
     use serde_json::json;
 
     const REP_LENS: [usize; 4] = [10, 1, 2, 3];

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::udf::TextMapper;
 
 /// The modes Data-Juicer accepts, in its order.
@@ -324,7 +324,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::mapper::test_support::{build, map_texts};
+    use crate::test_support::{build, map_texts};
 
     fn conv(mode: &str, text: &str) -> String {
         convert_chinese(mode, text).unwrap().into_owned()

@@ -21,7 +21,7 @@ use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::regex::{PyRegex, Template, strip_raw_wrapper};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::{regex_digit, regex_word};
 use crate::udf::TextMapper;
 
@@ -209,9 +209,9 @@ pub(crate) fn regex_cleaner_params() -> Vec<ParamSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dedup::document::md5_hex;
-    use crate::mapper::test_support::{build, invoke, map_texts, udf};
     use crate::py::regex::Engine;
+    use crate::test_support::md5_hex;
+    use crate::test_support::{build, invoke, map_texts, udf};
     use arrow::array::{Array, ArrayRef, AsArray, StringViewArray};
     use serde_json::json;
     use std::collections::HashMap;

@@ -13,7 +13,7 @@ use crate::mapper::clean::{regex_cleaner, regex_cleaner_params};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::regex::{PyRegex, Template, strip_raw_wrapper};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::regex_digit;
 use crate::udf::TextMapper;
 
@@ -215,7 +215,7 @@ pub fn replace_content_spec() -> OpSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{build, map_texts};
+    use crate::test_support::{build, map_texts};
     use serde_json::json;
 
     /// The IP prefilter never skips a text the built-in pattern would change.

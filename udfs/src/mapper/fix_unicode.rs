@@ -32,7 +32,7 @@ use unicode_normalization::UnicodeNormalization;
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::udf::TextMapper;
 
 use tables::{ALTERED_UTF8, ANSI, BADNESS, HTML, HTML_ENTITY, LOSSY_UTF8, TRANSLATE};
@@ -561,7 +561,7 @@ fn build_fix_unicode(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapper::test_support::{build, map_texts};
+    use crate::test_support::{build, map_texts};
     use serde_json::json;
 
     // Every expected string below is what ftfy 6.3.1 (CPython 3.11.7) returns.

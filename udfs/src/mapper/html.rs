@@ -33,7 +33,7 @@ use html5ever::{Attribute, LocalName, Namespace, QualName, TokenizerResult};
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::udf::TextMapper;
 
 /// `clean_html_mapper` on one text (see the module docs).
@@ -528,8 +528,8 @@ fn build_clean_html(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dedup::document::md5_hex;
-    use crate::mapper::test_support::{build, map_texts};
+    use crate::test_support::md5_hex;
+    use crate::test_support::{build, map_texts};
     use serde_json::json;
 
     /// (input, CleanHtmlMapper().process_batched output), Data-Juicer 1.6.1 with selectolax 1.0.2

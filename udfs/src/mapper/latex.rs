@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::regex_word;
 use crate::udf::TextMapper;
 
@@ -449,8 +449,8 @@ fn build_expand_macro(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dedup::document::md5_hex;
-    use crate::mapper::test_support::{build, map_texts};
+    use crate::test_support::md5_hex;
+    use crate::test_support::{build, map_texts};
     use serde_json::json;
 
     fn check(op: &str, params: Value, cases: &[(&str, &str)]) {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::{is_various_whitespace, non_ascii_chars, non_ascii_or_chars, py_strip};
 use crate::udf::TextMapper;
 
@@ -135,8 +135,8 @@ fn build_punctuation_normalization(p: &Params) -> Result<Operator, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dedup::document::md5_hex;
-    use crate::mapper::test_support::{build, map_texts};
+    use crate::test_support::md5_hex;
+    use crate::test_support::{build, map_texts};
     use serde_json::json;
 
     /// (input, WhitespaceNormalizationMapper().process_batched output) from Data-Juicer 1.6.1.

@@ -13,7 +13,7 @@ use crate::mapper::build_mapper;
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::{is_regex_space, py_lower, py_strip, special_characters, strip_chars};
 use crate::udf::TextMapper;
 
@@ -766,8 +766,8 @@ mod tests {
             }
         }
     }
-    use crate::dedup::document::md5_hex;
-    use crate::mapper::test_support::{build, map_texts};
+    use crate::test_support::md5_hex;
+    use crate::test_support::{build, map_texts};
     use serde_json::json;
 
     fn run(op: &str, params: &Value, texts: &[&str]) -> Vec<String> {

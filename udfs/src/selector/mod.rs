@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::numpy_rng::numpy_permutation;
-use crate::registry::{OpKind, OpSpec};
-use crate::udf::{FnUdf, UdfIdentity};
+use crate::spec::{OpKind, OpSpec};
+use crate::udf::{OpUdf, UdfIdentity};
 use crate::value::{cell_value, py_float};
 
 /// Column holding each row's selector value while a selector runs.
@@ -225,10 +225,7 @@ impl SelectorKind {
 }
 
 fn identity(p: &Params) -> UdfIdentity {
-    UdfIdentity {
-        name: format!("{}_value", p.op()),
-        config: p.to_json().to_string(),
-    }
+    UdfIdentity::of(p, "_value")
 }
 
 /// Data-Juicer's `stats_to_number`: a string via `float()`, a list by its mean, anything that
@@ -277,7 +274,7 @@ fn sort_value_udf(p: &Params, reverse: bool, raw_single_level: bool) -> Arc<Scal
         }
         Ok(Arc::new(b.finish()))
     });
-    FnUdf::new_udf(identity(p), Some(DataType::Float64), f)
+    OpUdf::from_fn(identity(p), Some(DataType::Float64), f)
 }
 
 /// The Utf8 group key UDF of the frequency selector: values equal in Python share a key
@@ -306,7 +303,7 @@ fn group_key_udf(p: &Params) -> Arc<ScalarUDF> {
         }
         Ok(Arc::new(b.finish()))
     });
-    FnUdf::new_udf(identity(p), Some(DataType::Utf8), f)
+    OpUdf::from_fn(identity(p), Some(DataType::Utf8), f)
 }
 
 fn opt_f64(p: &Params, name: &str) -> Option<f64> {

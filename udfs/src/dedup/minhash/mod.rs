@@ -26,7 +26,7 @@
 //!    `values[i*r..(i+1)*r]` (8 bytes per value, the high 4 always zero; a slice past the end of the
 //!    signature is cut short or empty, as Python slicing does): [`MinHasher::dj_band`].
 //!
-//! The UDF ([`MinHashUdf`]) returns, per row, a `List<Binary>` (field `item`, nullable) of the
+//! The UDF (a [`BandKeys`] body) returns, per row, a `List<Binary>` (field `item`, nullable) of the
 //! `num_bands` **band keys**: band key i = `(i as u32).to_be_bytes()` followed by Data-Juicer's band
 //! i bytes. Data-Juicer keeps one hash table per band position, so two rows are candidates only when
 //! they agree on the same band *at the same position*; the index prefix makes equal keys mean
@@ -36,15 +36,12 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, LazyLock};
 
 use arrow::array::{Array, ArrayRef, AsArray, BinaryBuilder, ListBuilder};
 use arrow::datatypes::{DataType, Field};
 use datafusion_common::{Result, exec_err};
-use datafusion_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
-};
+
 use serde_json::{Value, json};
 use sha1::{Digest, Sha1};
 
@@ -59,9 +56,9 @@ use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::numpy_legacy::{Mt19937, randint_u64};
 use crate::py::regex::{PyRegex, Template};
 use crate::py::scipy_quad::quad;
-use crate::registry::{OpKind, OpSpec};
+use crate::spec::{OpKind, OpSpec};
 use crate::text::{CharSet, char_boundaries, py_lower, whitespace_spans};
-use crate::udf::UdfIdentity;
+use crate::udf::{OpUdf, UdfBody, UdfIdentity, single_array, text_signature};
 
 /// Name of the band-key column, as Data-Juicer names its MinHash column (`HashKeys.minhash`).
 pub const MINHASH_COLUMN: &str = "__dj__minhash";
@@ -621,58 +618,11 @@ pub fn band_keys_type() -> DataType {
 
 /// `text -> List<Binary>` of band keys (see the module docs); null text -> null.
 #[derive(Debug)]
-pub struct MinHashUdf {
-    id: UdfIdentity,
-    hasher: Arc<MinHasher>,
-    signature: Signature,
-}
+struct BandKeys(Arc<MinHasher>);
 
-impl MinHashUdf {
-    pub fn new_udf(id: UdfIdentity, hasher: Arc<MinHasher>) -> Arc<ScalarUDF> {
-        Arc::new(ScalarUDF::new_from_impl(MinHashUdf {
-            id,
-            hasher,
-            signature: Signature::string(1, Volatility::Immutable),
-        }))
-    }
-
-    pub fn identity(&self) -> &UdfIdentity {
-        &self.id
-    }
-
-    pub fn hasher(&self) -> &MinHasher {
-        &self.hasher
-    }
-}
-
-impl PartialEq for MinHashUdf {
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-    }
-}
-impl Eq for MinHashUdf {}
-impl Hash for MinHashUdf {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.id.hash(state)
-    }
-}
-
-impl ScalarUDFImpl for MinHashUdf {
-    fn name(&self) -> &str {
-        &self.id.name
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(band_keys_type())
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let array = match args.args.as_slice() {
-            [arg] => arg.to_array(args.number_rows)?,
-            _ => return exec_err!("expected exactly one argument, got {}", args.args.len()),
-        };
-        Ok(ColumnarValue::Array(band_keys_array(&array, &self.hasher)?))
+impl UdfBody for BandKeys {
+    fn invoke(&self, args: &[ArrayRef]) -> Result<ArrayRef> {
+        band_keys_array(single_array(args)?, &self.0)
     }
 }
 
@@ -862,13 +812,15 @@ fn build_document_minhash_deduplicator(p: &Params) -> std::result::Result<Operat
             .map_err(|e| p.model_error(e))?;
         hasher = hasher.with_pieces(model);
     }
-    let id = UdfIdentity {
-        name: p.op().to_string(),
-        config: p.to_json().to_string(),
-    };
+    let id = UdfIdentity::of(p, "");
     Ok(Operator::Deduplicator(DedupOp {
         hash_column: MINHASH_COLUMN,
-        hash_udf: MinHashUdf::new_udf(id, Arc::new(hasher)),
+        hash_udf: OpUdf::new_udf(
+            id,
+            text_signature(),
+            Some(band_keys_type()),
+            Arc::new(BandKeys(Arc::new(hasher))),
+        ),
         kind: DedupKind::MinHashBands,
     }))
 }

@@ -2,7 +2,7 @@
 //! and band parameters, and the kept rows of the golden corpus.
 
 use super::*;
-use crate::mapper::test_support::{big_texts, build, invoke, udf};
+use crate::test_support::{big_texts, build, invoke, udf};
 use arrow::array::{LargeStringArray, ListArray, StringArray, StringViewArray};
 use md5::Md5;
 
