@@ -743,7 +743,7 @@ pub(crate) async fn execute(
             .filter(|s| s.rows > 0)
             .map(|s| s.path.as_path())
             .collect();
-        export_staged_batches(&mut exporter, &schema, &staged)?;
+        export_staged_batches(&mut exporter, &schema, &staged).await?;
         exporter
     };
     let export_files = export_target.publish(exporter.finish()?)?;
@@ -837,15 +837,18 @@ fn report_remote_partition(
 
 /// Writes Arrow IPC staging files to the export: in the selector's rank order when the result
 /// has one, else in partition order.
-fn export_staged_batches(
+async fn export_staged_batches(
     exporter: &mut Exporter,
     schema: &datafusion::arrow::datatypes::SchemaRef,
     staged: &[&Path],
 ) -> Result<()> {
     match schema.index_of(dj_plans::nodes::ORDER_COLUMN) {
-        Ok(order) => crate::ranked::write_in_rank_order(staged, order, |b| {
-            exporter.write(b).map_err(anyhow::Error::from)
-        }),
+        Ok(order) => {
+            crate::ranked::write_in_rank_order(staged, order, |b| {
+                exporter.write(b).map_err(anyhow::Error::from)
+            })
+            .await
+        }
         Err(_) => {
             for path in staged {
                 let reader = StreamReader::try_new(
