@@ -190,6 +190,11 @@ pub async fn plan_partitioning(recipe: &Recipe, index: &Arc<InputIndex>) -> Resu
                 num_of_partitions: p.num_of_partitions,
                 max_concurrent_partitions: p.max_concurrent_partitions,
                 partitions_per_node: p.partitions_per_node,
+                max_size_mb: p.max_size_mb,
+                input_bytes: index.approx_bytes(RowRange {
+                    start: 0,
+                    end: rows,
+                }),
             };
             let n = rec.count_partitions(rows, &cfg);
             for line in &rec.reasoning {

@@ -2,7 +2,8 @@
 
 use super::*;
 
-/// The recipe settings the partition count depends on.
+/// What the partition count depends on besides the recommendation: the recipe's settings and
+/// the input's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct CountConfig {
     /// `np`: the worker count of a fallback recommendation and the auto concurrency bound.
@@ -13,6 +14,10 @@ pub struct CountConfig {
     pub max_concurrent_partitions: Option<usize>,
     /// `partition.partitions_per_node` (None = auto: 2 for a CPU-only pipeline).
     pub partitions_per_node: Option<usize>,
+    /// `partition.max_size_mb`: with the fallback (analysis failed), no partition holds more.
+    pub max_size_mb: i64,
+    /// The input's size in bytes (estimated from the index where it has no byte marks).
+    pub input_bytes: u64,
 }
 
 /// How many partitions, step by step.
@@ -37,6 +42,8 @@ pub struct PartitionCount {
     pub partitions_per_node: usize,
     /// `max(2 x concurrency, max(1 node x partitions_per_node, 1))`.
     pub cluster_target: usize,
+    /// With the fallback: the fewest partitions that keep each within `max_size_mb`.
+    pub max_size_floor: Option<usize>,
     pub reasoning: Vec<String>,
 }
 
@@ -75,10 +82,27 @@ pub fn partition_count(total_rows: u64, rec: &Recommendation, cfg: &CountConfig)
     let capacity = per_node.max(1);
     let cluster_target = concurrency.saturating_mul(2).max(capacity);
     let row_ceiling = usize::try_from(total_rows.max(1)).unwrap_or(usize::MAX);
-    let count = data_driven.min(row_ceiling).min(cluster_target).max(1);
+    let mut count = data_driven.min(row_ceiling).min(cluster_target).max(1);
     reasoning.push(format!(
         "cluster bound: min({data_driven}, {total_rows} rows, max(2 x {concurrency} concurrent, {per_node} per node)) = {count}"
     ));
+    // The documented meaning of `max_size_mb` ("fallback max size"): when the optimizer could
+    // not size the partitions, the fallback still keeps each partition within it.
+    let max_size_floor =
+        (rec.is_fallback() && cfg.max_size_mb > 0 && cfg.input_bytes > 0).then(|| {
+            let max_bytes = cfg.max_size_mb as u64 * 1024 * 1024;
+            usize::try_from(cfg.input_bytes.div_ceil(max_bytes)).unwrap_or(usize::MAX)
+        });
+    if let Some(floor) = max_size_floor
+        && floor > count
+    {
+        let raised = floor.min(row_ceiling);
+        reasoning.push(format!(
+            "fallback max size: {} input bytes in partitions of at most {} MB need {floor}: {count} -> {raised}",
+            cfg.input_bytes, cfg.max_size_mb
+        ));
+        count = raised;
+    }
     PartitionCount {
         count,
         total_rows,
@@ -91,6 +115,7 @@ pub fn partition_count(total_rows: u64, rec: &Recommendation, cfg: &CountConfig)
         concurrency,
         partitions_per_node: per_node,
         cluster_target,
+        max_size_floor,
         reasoning,
     }
 }

@@ -1130,7 +1130,43 @@ fn cfg(np: usize, mcp: Option<usize>, ppn: Option<usize>) -> CountConfig {
         num_of_partitions: 4,
         max_concurrent_partitions: mcp,
         partitions_per_node: ppn,
+        max_size_mb: 64,
+        input_bytes: 0,
     }
+}
+
+/// `max_size_mb` is the fallback's limit: with the fallback, the count rises until no
+/// partition holds more (at most one partition per row); the optimizer's answer is untouched.
+#[test]
+fn fallback_keeps_partitions_within_max_size_mb() {
+    let fallback = Recommendation::fallback(Some(5000), "cannot sample the input");
+    let big = CountConfig {
+        input_bytes: 1000 * 1024 * 1024,
+        ..cfg(2, None, None)
+    };
+    // 10,000 rows / 5000 = 2 partitions, under the cluster bound of 4; 1000 MB / 64 MB = 16.
+    let c = partition_count(10_000, &fallback, &big);
+    assert_eq!((c.count, c.max_size_floor), (16, Some(16)));
+    assert!(
+        c.reasoning
+            .last()
+            .unwrap()
+            .starts_with("fallback max size: 1048576000 input bytes in partitions of at most 64 MB need 16: 2 -> 16"),
+        "{:?}",
+        c.reasoning
+    );
+    // Never more partitions than rows.
+    assert_eq!(partition_count(5, &fallback, &big).count, 5);
+    // A larger limit leaves the count alone.
+    let roomy = CountConfig {
+        max_size_mb: 1024,
+        ..big
+    };
+    let c = partition_count(10_000, &fallback, &roomy);
+    assert_eq!((c.count, c.max_size_floor), (2, Some(1)));
+    // Not a fallback: the limit does not apply.
+    let c = partition_count(10_000, &rec_with(5000, 2), &big);
+    assert_eq!((c.count, c.max_size_floor), (2, None));
 }
 
 #[test]

@@ -12,6 +12,9 @@ use serde_json::Value as Json;
 use serde_norway::Value as Yaml;
 
 use crate::yaml_lines::YamlLines;
+use file::{CheckpointSection, CountOrAuto, PartitionSection, StorageSection, StrategyName};
+
+mod file;
 
 /// A recipe problem, with where it is.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +44,7 @@ fn location(file: &str, line: Option<usize>) -> String {
 }
 
 /// How the recipe is executed (`executor_type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutorType {
     /// One process; DataFusion runs `np` contiguous row-range partitions in parallel.
@@ -53,7 +56,7 @@ pub enum ExecutorType {
 }
 
 /// Where the partitions' plans run (`engine`, or `dj-run --engine`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Engine {
     /// In this process.
@@ -62,20 +65,10 @@ pub enum Engine {
     Ballista,
 }
 
-impl Engine {
-    pub fn parse(name: &str) -> Option<Engine> {
-        match name {
-            "local" => Some(Engine::Local),
-            "ballista" => Some(Engine::Ballista),
-            _ => None,
-        }
-    }
-}
-
 /// Ballista's default scheduler address.
 pub const DEFAULT_SCHEDULER: &str = "127.0.0.1:50050";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PartitionMode {
     Auto,
@@ -132,7 +125,7 @@ pub enum Compression {
     None,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RetentionPolicy {
     KeepAll,
@@ -349,98 +342,60 @@ impl Recipe {
             ));
         }
 
-        let project_name = ctx
-            .string(map, "project_name")?
-            .unwrap_or_else(|| "hello_world".into());
-        let dataset_path = ctx.string(map, "dataset_path")?.ok_or_else(|| {
+        let settings = file::read(&root).map_err(|e| {
+            let path: Vec<&str> = e.path.iter().map(String::as_str).collect();
+            ctx.err(&path, &e.message)
+        })?;
+        let dataset_path = settings.dataset_path.ok_or_else(|| {
             ctx.err(
                 &[],
                 "missing required key `dataset_path` (the input file, directory or glob)",
             )
         })?;
-        let export_path = ctx
-            .string(map, "export_path")?
-            .unwrap_or_else(|| "./outputs/hello_world/hello_world.jsonl".into());
-        let export_shard_size = ctx.uint(map, "export_shard_size")?.unwrap_or(0);
-        let mut media_keys = Vec::new();
-        for (key, default) in [
-            ("image_key", "images"),
-            ("audio_key", "audios"),
-            ("video_key", "videos"),
-        ] {
-            media_keys.push(ctx.string(map, key)?.unwrap_or_else(|| default.into()));
-        }
-        let np = ctx.uint(map, "np")?.unwrap_or(4).max(1) as usize;
-        let text_keys = match map.get("text_keys") {
-            None | Some(Json::Null) => vec!["text".to_string()],
-            Some(Json::String(s)) => vec![s.clone()],
-            Some(Json::Array(a)) if !a.is_empty() && a.iter().all(Json::is_string) => {
-                a.iter().map(|v| v.as_str().unwrap().to_string()).collect()
-            }
-            Some(_) => {
-                return Err(ctx.err(
-                    &["text_keys"],
-                    "`text_keys` must be a string or a list of strings",
-                ));
-            }
-        };
-        let executor_type = match ctx.string(map, "executor_type")?.as_deref() {
-            None | Some("default") => ExecutorType::Default,
-            Some("ray") => ExecutorType::Ray,
-            Some("ray_partitioned") => ExecutorType::RayPartitioned,
-            Some(other) => {
-                return Err(ctx.err(
-                    &["executor_type"],
-                    &format!("unsupported executor type `{other}`; expected default, ray or ray_partitioned"),
-                ));
-            }
-        };
-        let engine = match ctx.string(map, "engine")?.as_deref() {
-            None => Engine::Local,
-            Some(name) => Engine::parse(name).ok_or_else(|| {
-                ctx.err(
-                    &["engine"],
-                    &format!("unsupported engine `{name}`; expected local or ballista"),
-                )
-            })?,
-        };
-        let scheduler = ctx
-            .string(map, "scheduler")?
-            .unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
-        let partition = ctx.partition(map.get("partition"))?;
-        let checkpoint = ctx.checkpoint(map.get("checkpoint"), &mut warnings)?;
-        let intermediate_storage = ctx.storage(map.get("intermediate_storage"))?;
-        let event_logging = match map.get("event_logging") {
-            Some(Json::Object(o)) => ctx
-                .bool_in(o, &["event_logging", "enabled"])?
-                .unwrap_or(true),
-            Some(Json::Bool(b)) => *b,
-            _ => true,
-        };
-        let default_text_key = text_keys[0].clone();
+        let text_keys = settings
+            .text_keys
+            .unwrap_or_else(|| vec!["text".to_string()]);
+        let media_keys = [
+            (settings.image_key, "images"),
+            (settings.audio_key, "audios"),
+            (settings.video_key, "videos"),
+        ]
+        .into_iter()
+        .map(|(key, default)| key.unwrap_or_else(|| default.into()))
+        .collect();
+        let partition = ctx.partition(settings.partition.unwrap_or_default())?;
+        let checkpoint = checkpoint(settings.checkpoint.unwrap_or_default(), file, &mut warnings);
+        let intermediate_storage = storage(settings.intermediate_storage.unwrap_or_default());
         // Model-based ops look here first (their own `model_dir` parameter, filled in from it).
-        let model_dir = ctx.string(map, "model_dir")?;
-        let process = ctx.process(map.get("process"), &default_text_key, model_dir.as_deref())?;
-
-        let job_id = ctx.string(map, "job_id")?;
+        let process = ctx.process(
+            map.get("process"),
+            &text_keys[0],
+            settings.model_dir.as_deref(),
+        )?;
         Ok(Recipe {
             file: file.to_string(),
             source_text: text.to_string(),
-            project_name,
+            project_name: settings
+                .project_name
+                .unwrap_or_else(|| "hello_world".into()),
             dataset_path,
-            export_path,
-            export_shard_size,
+            export_path: settings
+                .export_path
+                .unwrap_or_else(|| "./outputs/hello_world/hello_world.jsonl".into()),
+            export_shard_size: settings.export_shard_size.unwrap_or(0),
             media_keys,
-            np,
+            np: settings.np.unwrap_or(4).max(1) as usize,
             text_keys,
-            work_dir: ctx.string(map, "work_dir")?,
-            job_id,
-            executor_type,
-            engine,
-            scheduler,
-            keep_stats_in_res_ds: ctx.bool(map, "keep_stats_in_res_ds")?.unwrap_or(false),
-            keep_hashes_in_res_ds: ctx.bool(map, "keep_hashes_in_res_ds")?.unwrap_or(false),
-            event_logging,
+            work_dir: settings.work_dir,
+            job_id: settings.job_id,
+            executor_type: settings.executor_type.unwrap_or(ExecutorType::Default),
+            engine: settings.engine.unwrap_or(Engine::Local),
+            scheduler: settings
+                .scheduler
+                .unwrap_or_else(|| DEFAULT_SCHEDULER.to_string()),
+            keep_stats_in_res_ds: settings.keep_stats_in_res_ds.unwrap_or(false),
+            keep_hashes_in_res_ds: settings.keep_hashes_in_res_ds.unwrap_or(false),
+            event_logging: settings.event_logging.unwrap_or(true),
             process,
             partition,
             checkpoint,
@@ -448,6 +403,41 @@ impl Recipe {
             warnings,
             overrides: overrides.to_vec(),
         })
+    }
+}
+
+/// `checkpoint:` with its defaults; `every_partition` is `every_op` with a warning, as in
+/// Data-Juicer, and `disabled` turns checkpoints off.
+fn checkpoint(c: CheckpointSection, file: &str, warnings: &mut Vec<String>) -> CheckpointConfig {
+    let strategy = match c.strategy {
+        None | Some(StrategyName::EveryNOps) => CheckpointStrategy::EveryNOps,
+        Some(StrategyName::EveryOp) => CheckpointStrategy::EveryOp,
+        Some(StrategyName::Manual) => CheckpointStrategy::Manual,
+        Some(StrategyName::Disabled) => CheckpointStrategy::Disabled,
+        Some(StrategyName::EveryPartition) => {
+            warnings.push(format!(
+                "{file}: unknown checkpoint strategy every_partition, defaulting to every_op"
+            ));
+            CheckpointStrategy::EveryOp
+        }
+    };
+    CheckpointConfig {
+        enabled: c.enabled.unwrap_or(true) && strategy != CheckpointStrategy::Disabled,
+        strategy,
+        n_ops: c.n_ops.unwrap_or(5) as usize,
+        op_names: c.op_names.unwrap_or_default(),
+    }
+}
+
+/// `intermediate_storage:` with its defaults.
+fn storage(s: StorageSection) -> IntermediateStorage {
+    IntermediateStorage {
+        format: s.format.unwrap_or(StorageFormat::Parquet),
+        compression: s.compression.unwrap_or(Compression::Snappy),
+        preserve_intermediate_data: s.preserve_intermediate_data.unwrap_or(false),
+        retention_policy: s.retention_policy.unwrap_or(RetentionPolicy::KeepAll),
+        cleanup_temp_files: s.cleanup_temp_files.unwrap_or(true),
+        write_partitions: s.write_partitions.unwrap_or(true),
     }
 }
 
@@ -581,311 +571,33 @@ impl Ctx<'_> {
         }
     }
 
-    fn typed<T>(
-        &self,
-        map: &JsonMap,
-        path: &[&str],
-        expected: &str,
-        f: impl Fn(&Json) -> Option<T>,
-    ) -> Result<Option<T>, RecipeError> {
-        let key = path.last().unwrap();
-        match map.get(*key) {
-            None | Some(Json::Null) => Ok(None),
-            Some(v) => f(v).map(Some).ok_or_else(|| {
-                self.err(
-                    path,
-                    &format!("`{}` must be {expected}, got {v}", path.join(".")),
-                )
-            }),
-        }
-    }
-
-    fn string(&self, map: &JsonMap, key: &str) -> Result<Option<String>, RecipeError> {
-        self.typed(map, &[key], "a string", |v| v.as_str().map(String::from))
-    }
-    fn uint(&self, map: &JsonMap, key: &str) -> Result<Option<u64>, RecipeError> {
-        self.typed(map, &[key], "a non-negative integer", Json::as_u64)
-    }
-    fn bool(&self, map: &JsonMap, key: &str) -> Result<Option<bool>, RecipeError> {
-        self.typed(map, &[key], "true or false", Json::as_bool)
-    }
-    fn bool_in(&self, map: &JsonMap, path: &[&str]) -> Result<Option<bool>, RecipeError> {
-        self.typed(map, path, "true or false", Json::as_bool)
-    }
-
-    fn section<'m>(
-        &self,
-        v: Option<&'m Json>,
-        name: &str,
-        known: &[&str],
-    ) -> Result<Option<&'m JsonMap>, RecipeError> {
-        let map = match v {
-            None | Some(Json::Null) => return Ok(None),
-            Some(Json::Object(m)) => m,
-            Some(_) => return Err(self.err(&[name], &format!("`{name}` must be a mapping"))),
-        };
-        for key in map.keys() {
-            if !known.contains(&key.as_str()) {
-                let hint = closest_names(key, known);
-                let hint = if hint.is_empty() {
-                    format!("; expected one of {}", known.join(", "))
-                } else {
-                    format!("; did you mean {}?", hint.join(", "))
-                };
-                return Err(self.err(&[name, key], &format!("unknown key `{name}.{key}`{hint}")));
-            }
-        }
-        Ok(Some(map))
-    }
-
-    fn choice<T: Copy>(
-        &self,
-        map: &JsonMap,
-        path: &[&str],
-        options: &[(&str, T)],
-    ) -> Result<Option<T>, RecipeError> {
-        let Some(v) = map.get(*path.last().unwrap()).filter(|v| !v.is_null()) else {
-            return Ok(None);
-        };
-        let s = v.as_str().map(|s| s.trim().to_ascii_lowercase());
-        match s.and_then(|s| options.iter().find(|(n, _)| *n == s).map(|(_, t)| *t)) {
-            Some(t) => Ok(Some(t)),
-            None => {
-                let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-                Err(self.err(
-                    path,
-                    &format!(
-                        "`{}` must be one of {}, got {v}",
-                        path.join("."),
-                        names.join(", ")
-                    ),
-                ))
-            }
-        }
-    }
-
-    /// A positive integer or the string "auto" (-> None).
-    fn int_or_auto(
-        &self,
-        map: &JsonMap,
-        path: &[&str],
-    ) -> Result<Option<Option<usize>>, RecipeError> {
-        let Some(v) = map.get(*path.last().unwrap()).filter(|v| !v.is_null()) else {
-            return Ok(None);
-        };
-        if let Some(s) = v.as_str()
-            && s.trim().eq_ignore_ascii_case("auto")
-        {
-            return Ok(Some(None));
-        }
-        match v
-            .as_u64()
-            .or_else(|| v.as_f64().filter(|f| *f >= 1.0).map(|f| f as u64))
-        {
-            Some(n) if n >= 1 => Ok(Some(Some(n as usize))),
-            _ => Err(self.err(
-                path,
-                &format!(
-                    "`{}` must be a positive integer or \"auto\", got {v}",
-                    path.join(".")
-                ),
-            )),
-        }
-    }
-
-    fn partition(&self, v: Option<&Json>) -> Result<PartitionConfig, RecipeError> {
-        let known = [
-            "mode",
-            "num_of_partitions",
-            "size",
-            "max_concurrent_partitions",
-            "target_size_mb",
-            "max_size_mb",
-            "partitions_per_node",
-        ];
-        let mut cfg = PartitionConfig {
-            mode: PartitionMode::Auto,
-            num_of_partitions: 4,
-            size: None,
-            max_concurrent_partitions: None,
-            partitions_per_node: None,
-            target_size_mb: None,
-            max_size_mb: 64,
-        };
-        let Some(map) = self.section(v, "partition", &known)? else {
-            return Ok(cfg);
-        };
-        let p = |k| ["partition", k];
-        if let Some(mode) = self.choice(
-            map,
-            &p("mode"),
-            &[
-                ("auto", PartitionMode::Auto),
-                ("manual", PartitionMode::Manual),
-            ],
-        )? {
-            cfg.mode = mode;
-        }
-        match self.int_or_auto(map, &p("num_of_partitions"))? {
-            Some(Some(n)) => cfg.num_of_partitions = n,
-            Some(None) => cfg.mode = PartitionMode::Auto,
+    /// `partition:` with its defaults; a count of "auto" selects auto mode.
+    fn partition(&self, p: PartitionSection) -> Result<PartitionConfig, RecipeError> {
+        let mut mode = p.mode.unwrap_or(PartitionMode::Auto);
+        let mut num_of_partitions = 4;
+        match p.num_of_partitions {
+            Some(CountOrAuto::Count(n)) => num_of_partitions = n,
+            Some(CountOrAuto::Auto) => mode = PartitionMode::Auto,
             None => {}
         }
-        if let Some(size) = self.typed(map, &p("size"), "a positive integer", |v| {
-            v.as_u64().filter(|n| *n > 0)
-        })? {
-            if cfg.mode == PartitionMode::Manual
-                && map.get("num_of_partitions").is_some_and(|v| v.is_u64())
-            {
-                return Err(self.err(&p("size"), "`partition.size` and `partition.num_of_partitions` are mutually exclusive in manual mode"));
-            }
-            cfg.size = Some(size as usize);
-        }
-        if let Some(m) = self.int_or_auto(map, &p("max_concurrent_partitions"))? {
-            cfg.max_concurrent_partitions = m;
-        }
-        if let Some(n) = self.int_or_auto(map, &p("partitions_per_node"))? {
-            cfg.partitions_per_node = n;
-        }
-        if let Some(t) = self.typed(map, &p("target_size_mb"), "an integer", Json::as_i64)? {
-            cfg.target_size_mb = Some(t);
-        }
-        if let Some(t) = self.typed(map, &p("max_size_mb"), "an integer", Json::as_i64)? {
-            cfg.max_size_mb = t;
-        }
-        Ok(cfg)
-    }
-
-    fn checkpoint(
-        &self,
-        v: Option<&Json>,
-        warnings: &mut Vec<String>,
-    ) -> Result<CheckpointConfig, RecipeError> {
-        let mut cfg = CheckpointConfig {
-            enabled: true,
-            strategy: CheckpointStrategy::EveryNOps,
-            n_ops: 5,
-            op_names: vec![],
-        };
-        let Some(map) = self.section(
-            v,
-            "checkpoint",
-            &["enabled", "strategy", "n_ops", "op_names"],
-        )?
-        else {
-            return Ok(cfg);
-        };
-        let p = |k| ["checkpoint", k];
-        if let Some(e) = self.bool_in(map, &p("enabled"))? {
-            cfg.enabled = e;
-        }
-        if map.get("strategy").and_then(Json::as_str) == Some("every_partition") {
-            warnings.push(format!(
-                "{}: unknown checkpoint strategy every_partition, defaulting to every_op",
-                self.file
+        if p.size.is_some()
+            && mode == PartitionMode::Manual
+            && matches!(p.num_of_partitions, Some(CountOrAuto::Count(_)))
+        {
+            return Err(self.err(
+                &["partition", "size"],
+                "`partition.size` and `partition.num_of_partitions` are mutually exclusive in manual mode",
             ));
-            cfg.strategy = CheckpointStrategy::EveryOp;
-        } else if let Some(s) = self.choice(
-            map,
-            &p("strategy"),
-            &[
-                ("every_op", CheckpointStrategy::EveryOp),
-                ("every_n_ops", CheckpointStrategy::EveryNOps),
-                ("manual", CheckpointStrategy::Manual),
-                ("disabled", CheckpointStrategy::Disabled),
-            ],
-        )? {
-            cfg.strategy = s;
         }
-        if let Some(n) = self.typed(map, &p("n_ops"), "a positive integer", |v| {
-            v.as_u64().filter(|n| *n > 0)
-        })? {
-            cfg.n_ops = n as usize;
-        }
-        if let Some(names) = self.typed(map, &p("op_names"), "a list of op names", |v| match v {
-            Json::String(s) => Some(
-                s.split(',')
-                    .map(|p| p.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect(),
-            ),
-            Json::Array(a) => a.iter().map(|x| x.as_str().map(String::from)).collect(),
-            _ => None,
-        })? {
-            cfg.op_names = names;
-        }
-        if cfg.strategy == CheckpointStrategy::Disabled {
-            cfg.enabled = false;
-        }
-        Ok(cfg)
-    }
-
-    fn storage(&self, v: Option<&Json>) -> Result<IntermediateStorage, RecipeError> {
-        let known = [
-            "format",
-            "compression",
-            "preserve_intermediate_data",
-            "retention_policy",
-            "cleanup_temp_files",
-            "cleanup_on_success",
-            "max_retention_days",
-            "write_partitions",
-        ];
-        let mut cfg = IntermediateStorage {
-            format: StorageFormat::Parquet,
-            compression: Compression::Snappy,
-            preserve_intermediate_data: false,
-            retention_policy: RetentionPolicy::KeepAll,
-            cleanup_temp_files: true,
-            write_partitions: true,
-        };
-        let Some(map) = self.section(v, "intermediate_storage", &known)? else {
-            return Ok(cfg);
-        };
-        let p = |k| ["intermediate_storage", k];
-        if let Some(f) = self.choice(
-            map,
-            &p("format"),
-            &[
-                ("parquet", StorageFormat::Parquet),
-                ("arrow", StorageFormat::Arrow),
-                ("jsonl", StorageFormat::Jsonl),
-            ],
-        )? {
-            cfg.format = f;
-        }
-        if let Some(c) = self.choice(
-            map,
-            &p("compression"),
-            &[
-                ("snappy", Compression::Snappy),
-                ("gzip", Compression::Gzip),
-                ("none", Compression::None),
-            ],
-        )? {
-            cfg.compression = c;
-        }
-        if let Some(b) = self.bool_in(map, &p("preserve_intermediate_data"))? {
-            cfg.preserve_intermediate_data = b;
-        }
-        if let Some(r) = self.choice(
-            map,
-            &p("retention_policy"),
-            &[
-                ("keep_all", RetentionPolicy::KeepAll),
-                ("keep_failed_only", RetentionPolicy::KeepFailedOnly),
-                ("cleanup_all", RetentionPolicy::CleanupAll),
-            ],
-        )? {
-            cfg.retention_policy = r;
-        }
-        if let Some(b) = self.bool_in(map, &p("cleanup_temp_files"))? {
-            cfg.cleanup_temp_files = b;
-        }
-        if let Some(b) = self.bool_in(map, &p("write_partitions"))? {
-            cfg.write_partitions = b;
-        }
-        Ok(cfg)
+        Ok(PartitionConfig {
+            mode,
+            num_of_partitions,
+            size: p.size.map(|s| s as usize),
+            max_concurrent_partitions: p.max_concurrent_partitions.and_then(CountOrAuto::count),
+            partitions_per_node: p.partitions_per_node.and_then(CountOrAuto::count),
+            target_size_mb: p.target_size_mb,
+            max_size_mb: p.max_size_mb.map_or(64, |m| m as i64),
+        })
     }
 
     fn process(
@@ -1078,7 +790,7 @@ process:
             .to_string();
         assert_eq!(
             e,
-            "r.yaml: `checkpoint.strategy` must be one of every_op, every_n_ops, manual, disabled, got \"sometimes\""
+            "r.yaml: `checkpoint.strategy`: unknown variant `sometimes`, expected one of `every_op`, `every_n_ops`, `manual`, `disabled`"
         );
         let e = load(&format!("{RECIPE}partition:\n  num_partitions: 3\n"), &[])
             .unwrap_err()
@@ -1105,7 +817,7 @@ process:
         assert_eq!(per_node("auto").unwrap(), None);
         assert_eq!(
             per_node("0").unwrap_err().to_string(),
-            "r.yaml: `partition.partitions_per_node` must be a positive integer or \"auto\", got 0"
+            "r.yaml: `partition.partitions_per_node`: invalid value: integer `0`, expected a positive integer or \"auto\""
         );
     }
 
@@ -1116,5 +828,99 @@ process:
             e,
             "r.yaml: missing required key `dataset_path` (the input file, directory or glob)"
         );
+    }
+
+    /// Settings read through serde: their lines, lenient spellings and accepted-only keys.
+    #[test]
+    fn settings_errors_name_the_line_and_key() {
+        let e = load(&format!("{RECIPE}checkpoint:\n  n_ops: 0\n"), &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "r.yaml:11: `checkpoint.n_ops`: invalid value: integer `0`, expected a positive integer"
+        );
+        let e = load(&RECIPE.replace("np: 2", "np: two"), &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "r.yaml:4: `np`: invalid type: string \"two\", expected u64"
+        );
+        let e = load(&format!("{RECIPE}text_keys: []\n"), &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "r.yaml:10: `text_keys`: expected a string or a non-empty list of strings, got []"
+        );
+        let e = load(
+            &format!("{RECIPE}intermediate_storage:\n  format: csv\n"),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "r.yaml:11: `intermediate_storage.format`: unknown variant `csv`, expected one of `parquet`, `arrow`, `jsonl`"
+        );
+        let e = load(&format!("{RECIPE}partition:\n  max_size_mb: 0\n"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("r.yaml:11: `partition.max_size_mb`: invalid value"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn lenient_spellings_are_read() {
+        let text = format!(
+            "{RECIPE}text_keys: [content, title]
+event_logging:
+  enabled: false
+partition:
+  mode: manual
+  num_of_partitions: 3.0
+  max_size_mb: 128
+checkpoint:
+  strategy: every_partition
+  op_names: [a, b]
+intermediate_storage:
+  cleanup_on_success: true
+  max_retention_days: 7
+executor_type: ray_partitioned
+engine: ballista
+"
+        );
+        let r = load(&text, &[]).unwrap();
+        assert_eq!(r.text_keys, ["content", "title"]);
+        assert!(!r.event_logging);
+        assert_eq!(
+            (
+                r.partition.mode,
+                r.partition.num_of_partitions,
+                r.partition.max_size_mb
+            ),
+            (PartitionMode::Manual, 3, 128)
+        );
+        assert_eq!(r.checkpoint.strategy, CheckpointStrategy::EveryOp);
+        assert_eq!(r.checkpoint.op_names, ["a", "b"]);
+        assert_eq!(
+            r.warnings,
+            ["r.yaml: unknown checkpoint strategy every_partition, defaulting to every_op"]
+        );
+        assert_eq!(r.executor_type, ExecutorType::RayPartitioned);
+        assert_eq!(r.engine, Engine::Ballista);
+        // "auto" as the count selects auto mode.
+        let r = load(
+            RECIPE,
+            &[
+                ("partition.mode", "manual"),
+                ("partition.num_of_partitions", "auto"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(r.partition.mode, PartitionMode::Auto);
     }
 }
