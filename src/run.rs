@@ -19,6 +19,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
 use dj_plans::nodes::checkpoint::checkpoint_file_name;
+use dj_plans::nodes::offline::credit_global_nodes;
 use dj_plans::nodes::op_boundary::CountsReport;
 use dj_plans::nodes::{
     CheckpointListener, CheckpointNode, CheckpointTarget, Concurrency, SavedCheckpoint,
@@ -701,6 +702,9 @@ pub(crate) async fn execute(
                 }
             }
             let mut staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
+            if !remote {
+                credit_global_nodes(&plan.physical, &plan.compiled.counters);
+            }
             if remote
                 && staged.is_ok()
                 && let Err(e) = report_remote_partition(&plan, listener.as_deref(), t0.elapsed())

@@ -27,11 +27,16 @@ use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::common::{DFSchemaRef, DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::physical_plan::metrics::{
+    ExecutionPlanMetricsSet, MetricBuilder, MetricsSet, Time,
+};
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use dj_udfs::DedupKind;
 use futures::StreamExt;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+
+use super::offline::TimedStream;
 
 /// Keys of one partition's rows entering the dedup, flat: row `i` has
 /// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
@@ -510,6 +515,9 @@ pub struct DedupExec {
     pub op_name: String,
     partition: usize,
     barrier: Arc<DedupBarrier>,
+    /// `elapsed_compute`: draining the input (the upstream work it polls), the keys, the spill
+    /// and the filtering; not the wait at the barrier or for the consumer.
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl fmt::Debug for DedupExec {
@@ -536,6 +544,7 @@ impl DedupExec {
             op_name,
             partition,
             barrier,
+            metrics: ExecutionPlanMetricsSet::new(),
         })
     }
 }
@@ -652,11 +661,13 @@ pub(crate) fn spill_error(e: &dyn fmt::Display) -> DataFusionError {
 
 /// Drains `input` into an anonymous spill file, collecting the keys.
 async fn spill(
-    mut stream: SendableRecordBatchStream,
+    stream: SendableRecordBatchStream,
     kind: DedupKind,
     hash_index: usize,
+    compute: &Time,
 ) -> Result<(Option<std::fs::File>, Keys)> {
     let schema = stream.schema();
+    let mut stream = TimedStream::new(stream, compute.clone());
     let mut keys = Keys::new();
     let mut writer: Option<StreamWriter<std::io::BufWriter<std::fs::File>>> = None;
     while let Some(batch) = stream.next().await {
@@ -664,6 +675,7 @@ async fn spill(
         if batch.num_rows() == 0 {
             continue;
         }
+        let _timer = compute.timer();
         keys_of(kind, &batch, hash_index, &mut keys)?;
         if writer.is_none() {
             // Anonymous temp file: removed by the OS when the last handle closes.
@@ -702,6 +714,9 @@ impl ExecutionPlan for DedupExec {
         this.partition,
         this.barrier.clone()
     )?);
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
     fn execute(
         &self,
         partition: usize,
@@ -710,25 +725,30 @@ impl ExecutionPlan for DedupExec {
         let input = self.input.execute(partition, context)?;
         let (barrier, hash_index, logical) =
             (self.barrier.clone(), self.hash_index, self.partition);
+        let compute = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema(), 2);
         let tx = builder.tx();
         builder.spawn(async move {
-            let (file, keys) = spill(input, barrier.kind, hash_index).await?;
+            let (file, keys) = spill(input, barrier.kind, hash_index, &compute).await?;
             let keep = barrier.arrive(logical, keys).await?;
             let Some(file) = file else { return Ok(()) };
             tokio::task::spawn_blocking(move || -> Result<()> {
                 let reader = StreamReader::try_new(std::io::BufReader::new(file), None)?;
                 let mut offset = 0;
+                let mut timer = compute.timer();
                 for batch in reader {
                     let batch = batch?;
                     let n = batch.num_rows();
                     let mask = BooleanArray::from(keep[offset..offset + n].to_vec());
                     offset += n;
                     let kept = filter_record_batch(&batch, &mask)?;
+                    timer.stop();
                     if kept.num_rows() > 0 && tx.blocking_send(Ok(kept)).is_err() {
                         break;
                     }
+                    timer = compute.timer();
                 }
+                timer.done();
                 Ok(())
             })
             .await

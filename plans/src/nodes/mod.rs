@@ -52,6 +52,7 @@ macro_rules! unary_exec_methods {
 
 pub mod checkpoint;
 pub mod dedup;
+pub mod offline;
 pub mod op_boundary;
 pub mod select;
 

@@ -31,6 +31,9 @@ use futures::Stream;
 pub struct OpCounters {
     slots: Vec<AtomicU64>,
     nanos: Vec<AtomicU64>,
+    /// Work of global nodes done in a task of their own, by the slot of their op's output:
+    /// it precedes that boundary and every later one ([`OpCounters::add_offline`]).
+    offline: Vec<AtomicU64>,
     report: OnceLock<CountsReport>,
 }
 
@@ -56,6 +59,7 @@ impl OpCounters {
         Arc::new(OpCounters {
             slots: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
             nanos: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
+            offline: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
             report: OnceLock::new(),
         })
     }
@@ -64,6 +68,7 @@ impl OpCounters {
         Arc::new(OpCounters {
             slots: (0..slots).map(|_| AtomicU64::new(0)).collect(),
             nanos: (0..slots).map(|_| AtomicU64::new(0)).collect(),
+            offline: (0..slots).map(|_| AtomicU64::new(0)).collect(),
             report: OnceLock::from(report),
         })
     }
@@ -119,8 +124,20 @@ impl OpCounters {
     /// produce its input (0 if the work was done elsewhere, e.g. by a node that ran its input in
     /// another task).
     pub fn op_seconds(&self, op: usize) -> f64 {
-        let upto = |slot: usize| self.nanos[slot].load(AtomicOrdering::Relaxed);
+        let upto = |slot: usize| {
+            let offline: u64 = self.offline[..=slot]
+                .iter()
+                .map(|n| n.load(AtomicOrdering::Relaxed))
+                .sum();
+            self.nanos[slot].load(AtomicOrdering::Relaxed) + offline
+        };
         upto(op + 1).saturating_sub(upto(op)) as f64 / 1e9
+    }
+    /// Credits op `op` with `nanos` of work done in a task of its own (a deduplicator or
+    /// selector draining its input, the upstream work it polled included): the boundaries that
+    /// time the chain never saw it, yet it happened before op `op`'s output and every later op.
+    pub fn add_offline(&self, op: usize, nanos: u64) {
+        self.offline[op + 1].fetch_add(nanos, AtomicOrdering::Relaxed);
     }
     fn add(&self, slot: usize, n: u64, nanos: u64) {
         self.slots[slot].fetch_add(n, AtomicOrdering::Relaxed);
@@ -309,5 +326,28 @@ impl Stream for CountingStream {
 impl RecordBatchStream for CountingStream {
     fn schema(&self) -> datafusion::arrow::datatypes::SchemaRef {
         self.inner.schema()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Work booked offline at op 1 (a dedup that drained ops 0-1 in its own task) counts for op 1
+    /// and shifts every later boundary, so op 2 keeps its own time.
+    #[test]
+    fn offline_work_counts_for_its_op_and_shifts_later_ones() {
+        let c = OpCounters::new(3);
+        c.add(0, 10, 1_000_000_000); // load: 1 s
+        c.add(1, 10, 3_000_000_000); // op 0: 2 s of its own
+        c.add(2, 5, 10_000_000); // op 1's output polls: a drained buffer
+        c.add(3, 5, 510_000_000); // op 2: 0.5 s of its own
+        assert_eq!(c.op_seconds(1), 0.0);
+        // The dedup polled its input for 3.5 s (ops up to 0 and its hashing) and worked 0.5 s.
+        c.add_offline(1, 4_000_000_000);
+        let secs: Vec<f64> = (0..3)
+            .map(|op| (c.op_seconds(op) * 1e3).round() / 1e3)
+            .collect();
+        assert_eq!(secs, [2.0, 1.01, 0.5]);
     }
 }

@@ -18,6 +18,7 @@ use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::common::{DFSchemaRef, DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use dj_udfs::selector::{SelectValue, SelectorKind};
@@ -25,6 +26,7 @@ use futures::StreamExt;
 use tokio::sync::Notify;
 
 use super::dedup::{Concurrency, spill_error};
+use super::offline::TimedStream;
 
 /// Output rank of each row after a selector; the export sorts by it. Never exported.
 pub const ORDER_COLUMN: &str = "__dj__order";
@@ -272,6 +274,9 @@ pub struct SelectExec {
     pub op_name: String,
     partition: usize,
     barrier: Arc<SelectBarrier>,
+    /// `elapsed_compute`: draining the input (the upstream work it polls), the values, the spill
+    /// and the ranking of the rows read back; not the wait at the barrier or for the consumer.
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl fmt::Debug for SelectExec {
@@ -300,7 +305,13 @@ impl SelectExec {
             op_name,
             partition,
             barrier,
+            metrics: ExecutionPlanMetricsSet::new(),
         })
+    }
+
+    /// The selector's op index in the recipe.
+    pub fn index(&self) -> usize {
+        self.barrier.op_index
     }
 }
 
@@ -373,12 +384,16 @@ impl ExecutionPlan for SelectExec {
         this.partition,
         this.barrier.clone()
     )?);
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
     fn execute(
         &self,
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let mut input = self.input.execute(partition, context)?;
+        let compute = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
+        let mut input = TimedStream::new(self.input.execute(partition, context)?, compute.clone());
         let (barrier, value_index, order_index, logical) = (
             self.barrier.clone(),
             self.value_index,
@@ -396,6 +411,7 @@ impl ExecutionPlan for SelectExec {
                 if batch.num_rows() == 0 {
                     continue;
                 }
+                let _timer = compute.timer();
                 rows_of(&batch, value_index, order_index, logical, &mut rows)?;
                 if writer.is_none() {
                     let file = tempfile::tempfile().map_err(|e| spill_error(&e))?;
@@ -421,6 +437,7 @@ impl ExecutionPlan for SelectExec {
             tokio::task::spawn_blocking(move || -> Result<()> {
                 let reader = StreamReader::try_new(std::io::BufReader::new(file), None)?;
                 let mut offset = 0;
+                let mut timer = compute.timer();
                 for batch in reader {
                     let batch = batch?;
                     let n = batch.num_rows();
@@ -432,10 +449,13 @@ impl ExecutionPlan for SelectExec {
                     let ranked = RecordBatch::try_new(schema.clone(), cols)?;
                     let mask: BooleanArray = part.iter().map(|r| Some(*r != DROPPED)).collect();
                     let kept = filter_record_batch(&ranked, &mask)?;
+                    timer.stop();
                     if kept.num_rows() > 0 && tx.blocking_send(Ok(kept)).is_err() {
                         break;
                     }
+                    timer = compute.timer();
                 }
+                timer.done();
                 Ok(())
             })
             .await
