@@ -44,7 +44,7 @@ fn codecs() -> (
 }
 
 /// Splits `host:port`, naming the flag or recipe key on error.
-pub fn parse_address(address: &str) -> Result<(String, u16)> {
+pub(crate) fn parse_address(address: &str) -> Result<(String, u16)> {
     let (host, port) = address
         .rsplit_once(':')
         .with_context(|| format!("scheduler address `{address}` is not host:port"))?;
@@ -59,7 +59,7 @@ pub fn parse_address(address: &str) -> Result<(String, u16)> {
 
 /// Refuses, before any work, recipes the cluster cannot run: a selector's barrier meets all
 /// partitions inside one process.
-pub fn check_recipe(recipe: &Recipe) -> Result<()> {
+pub(crate) fn check_recipe(recipe: &Recipe) -> Result<()> {
     if let Some(op) = recipe
         .process
         .iter()
@@ -75,7 +75,7 @@ pub fn check_recipe(recipe: &Recipe) -> Result<()> {
 }
 
 /// Fails fast, before a job directory exists, when nothing listens at the scheduler's address.
-pub async fn check_scheduler(scheduler: &str) -> Result<()> {
+pub(crate) async fn check_scheduler(scheduler: &str) -> Result<()> {
     let (host, port) = parse_address(scheduler)?;
     let connect = tokio::net::TcpStream::connect((host.as_str(), port));
     match tokio::time::timeout(std::time::Duration::from_secs(10), connect).await {
@@ -88,7 +88,7 @@ pub async fn check_scheduler(scheduler: &str) -> Result<()> {
 }
 
 /// A client session whose queries run on the scheduler at `scheduler` (`host:port`).
-pub async fn client(scheduler: &str) -> Result<SessionContext> {
+pub(crate) async fn client(scheduler: &str) -> Result<SessionContext> {
     let (host, port) = parse_address(scheduler)?;
     let (logical, physical) = codecs();
     let config = planner::config(1)
@@ -103,14 +103,14 @@ pub async fn client(scheduler: &str) -> Result<SessionContext> {
 
 /// Settings of `dj-cluster scheduler`.
 #[derive(Debug, Clone)]
-pub struct SchedulerOptions {
+pub(crate) struct SchedulerOptions {
     pub bind: SocketAddr,
     /// Seconds without a heartbeat before an executor is declared dead and its tasks rerun.
     pub executor_timeout_seconds: u64,
 }
 
 /// Runs a scheduler until the process ends.
-pub async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
+pub(crate) async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
     let (logical, physical) = codecs();
     let mut config = SchedulerConfig::default()
         .with_hostname(opts.bind.ip().to_string())
@@ -132,7 +132,7 @@ pub async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
 
 /// Settings of `dj-cluster executor`.
 #[derive(Debug, Clone)]
-pub struct ExecutorOptions {
+pub(crate) struct ExecutorOptions {
     pub scheduler: String,
     pub bind_host: String,
     pub port: u16,
@@ -145,7 +145,7 @@ pub struct ExecutorOptions {
 }
 
 /// Runs an executor until the process ends.
-pub async fn run_executor(opts: ExecutorOptions) -> Result<()> {
+pub(crate) async fn run_executor(opts: ExecutorOptions) -> Result<()> {
     let (scheduler_host, scheduler_port) = parse_address(&opts.scheduler)?;
     let (logical, physical) = codecs();
     let config = ExecutorProcessConfig {

@@ -58,7 +58,7 @@ impl Event {
 /// Appends events to the job's event file (flushed per line, so `dj-job monitor` and a resume see
 /// every event written before a crash).
 #[derive(Debug)]
-pub struct EventLog {
+pub(crate) struct EventLog {
     job_id: String,
     path: PathBuf,
     file: Option<Mutex<File>>,
@@ -75,7 +75,7 @@ fn epoch() -> f64 {
 }
 
 impl EventLog {
-    pub fn create(work_dir: &Path, job_id: &str) -> Result<EventLog> {
+    pub(crate) fn create(work_dir: &Path, job_id: &str) -> Result<EventLog> {
         let stamp = chrono::Utc::now().format("%Y%m%d_%H%M%S");
         let path = work_dir.join(format!("events_{stamp}.jsonl"));
         let open = |p: &Path| {
@@ -102,7 +102,7 @@ impl EventLog {
     /// Appends to the existing event file `path` (a job's log written by another process, e.g. to
     /// record a stop forced from outside). A line torn by a crash is ended first, so the next
     /// event starts on a line of its own.
-    pub fn append_to(path: &Path, job_id: &str) -> Result<EventLog> {
+    pub(crate) fn append_to(path: &Path, job_id: &str) -> Result<EventLog> {
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)
@@ -129,7 +129,7 @@ impl EventLog {
     }
 
     /// Writes `e` as the log's last event and makes the file durable; an error if either fails.
-    pub fn log_last_durably(&self, e: Event) -> Result<()> {
+    pub(crate) fn log_last_durably(&self, e: Event) -> Result<()> {
         self.write(e, true)
             .and_then(|_| match &self.file {
                 Some(f) => f.lock().unwrap().sync_all(),
@@ -139,7 +139,7 @@ impl EventLog {
     }
 
     /// A log that writes nothing (plans built only to be explained).
-    pub fn disabled() -> EventLog {
+    pub(crate) fn disabled() -> EventLog {
         EventLog {
             job_id: String::new(),
             path: PathBuf::new(),
@@ -149,17 +149,17 @@ impl EventLog {
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Writes `e` as the log's last event: events from work still winding down after a stop
     /// (a checkpoint that became durable meanwhile is still found on disk by a resume) are dropped.
-    pub fn log_last(&self, e: Event) {
+    pub(crate) fn log_last(&self, e: Event) {
         self.log_or_warn(e, true);
     }
 
-    pub fn log(&self, e: Event) {
+    pub(crate) fn log(&self, e: Event) {
         self.log_or_warn(e, false);
     }
 
@@ -283,7 +283,7 @@ impl CheckpointListener for EventLog {
 }
 
 /// Python `json.dumps(v)`: `", "` and `": "` separators, non-ASCII escaped as `\uXXXX`.
-pub fn python_json(v: &Value) -> String {
+pub(crate) fn python_json(v: &Value) -> String {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, PyFormatter);
     serde::Serialize::serialize(v, &mut ser).expect("serializing a Value cannot fail");
@@ -333,7 +333,7 @@ impl serde_json::ser::Formatter for PyFormatter {
 }
 
 /// The event files of a job directory, oldest first (by name: the UTC stamp sorts).
-pub fn event_files(work_dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn event_files(work_dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(work_dir)
         .into_iter()
         .flatten()
@@ -349,7 +349,7 @@ pub fn event_files(work_dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Every event of a job, oldest first; unparsable lines (a line torn by a crash) are skipped.
-pub fn load_events(work_dir: &Path) -> Vec<Value> {
+pub(crate) fn load_events(work_dir: &Path) -> Vec<Value> {
     event_files(work_dir)
         .iter()
         .filter_map(|p| std::fs::read_to_string(p).ok())

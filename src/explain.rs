@@ -9,7 +9,7 @@ use crate::run::prepare_explain;
 
 /// The plans of one recipe.
 #[derive(Debug, serde::Serialize)]
-pub struct Explained {
+pub(crate) struct Explained {
     pub recipe: String,
     pub executor_type: dj_plans::ExecutorType,
     /// `local`, or `ballista <scheduler>`: where `dj-run` runs the plans.
@@ -23,7 +23,7 @@ pub struct Explained {
     pub physical_plan: Vec<String>,
 }
 
-pub async fn explain(recipe: &Recipe) -> Result<Explained> {
+pub(crate) async fn explain(recipe: &Recipe) -> Result<Explained> {
     let job = prepare_explain(recipe).await?;
     let optimized = job.session.state().optimize(&job.logical)?;
     let lines = |s: String| s.lines().map(str::to_string).collect::<Vec<_>>();
@@ -54,7 +54,7 @@ pub async fn explain(recipe: &Recipe) -> Result<Explained> {
 }
 
 impl Explained {
-    pub fn render_text(&self) -> String {
+    pub(crate) fn render_text(&self) -> String {
         let ranges: Vec<String> = self
             .partitions
             .iter()

@@ -18,7 +18,7 @@ use dj_plans::atomic::AtomicFile;
 use dj_plans::pyjson;
 
 /// Data-Juicer's tag column, exported with the stats.
-pub const META_COLUMN: &str = "__dj__meta__";
+pub(crate) const META_COLUMN: &str = "__dj__meta__";
 /// Hash columns Data-Juicer drops unless `keep_hashes_in_res_ds`.
 const HASH_COLUMNS: &[&str] = &[
     HASH_COLUMN,
@@ -29,7 +29,7 @@ const HASH_COLUMNS: &[&str] = &[
 ];
 
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     #[error("cannot write export {}", path.display())]
     Io {
         path: PathBuf,
@@ -44,14 +44,14 @@ pub enum ExportError {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
+pub(crate) enum ExportFormat {
     Jsonl,
     Parquet,
 }
 
 /// What to write where.
 #[derive(Debug, Clone)]
-pub struct ExportSpec {
+pub(crate) struct ExportSpec {
     pub path: PathBuf,
     pub format: ExportFormat,
     pub shard_size: u64,
@@ -61,7 +61,7 @@ pub struct ExportSpec {
 }
 
 impl ExportSpec {
-    pub fn new(
+    pub(crate) fn new(
         path: &Path,
         shard_size: u64,
         keep_stats: bool,
@@ -93,7 +93,7 @@ impl ExportSpec {
     }
 
     /// `<export without .suffix>_stats.jsonl`, as Data-Juicer names it.
-    pub fn stats_path(&self) -> PathBuf {
+    pub(crate) fn stats_path(&self) -> PathBuf {
         let s = self.path.to_string_lossy();
         let suffix = format!(".{}", self.suffix());
         PathBuf::from(s.replacen(&suffix, "_stats.jsonl", 1))
@@ -101,7 +101,7 @@ impl ExportSpec {
 
     /// Shard file names for `n` shards: `<basename>-<i>-of-<n>.<suffix>`, zero-padded to
     /// `len(str(n)) + 1` digits, next to `export_path`.
-    pub fn shard_paths(&self, n: usize) -> Vec<PathBuf> {
+    pub(crate) fn shard_paths(&self, n: usize) -> Vec<PathBuf> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let file = self
             .path
@@ -121,7 +121,7 @@ impl ExportSpec {
     }
 
     /// The exported columns of `schema` (stats, tags and hashes dropped unless kept).
-    pub fn result_schema(&self, schema: &Schema) -> Schema {
+    pub(crate) fn result_schema(&self, schema: &Schema) -> Schema {
         let keep = |name: &str| {
             name != dj_plans::nodes::ORDER_COLUMN
                 && (self.keep_stats || (name != STATS_COLUMN && name != META_COLUMN))
@@ -142,7 +142,7 @@ impl ExportSpec {
 /// encode their own rows in parallel and the export only concatenates them
 /// ([`Exporter::append_fragments`]). Only for a single JSON lines export in input order.
 #[derive(Debug, Clone)]
-pub struct JsonFragmentEncoder {
+pub(crate) struct JsonFragmentEncoder {
     result_columns: Vec<usize>,
     stats_columns: Option<Vec<usize>>,
 }
@@ -150,7 +150,7 @@ pub struct JsonFragmentEncoder {
 impl JsonFragmentEncoder {
     /// The encoder for `schema`, or `None` when the export is not one JSON lines file written in
     /// input order (parquet, shards, or a selector's rank order).
-    pub fn new(spec: &ExportSpec, schema: &Schema) -> Result<Option<Self>, ExportError> {
+    pub(crate) fn new(spec: &ExportSpec, schema: &Schema) -> Result<Option<Self>, ExportError> {
         if spec.format != ExportFormat::Jsonl
             || spec.shard_size > 0
             || schema.index_of(dj_plans::nodes::ORDER_COLUMN).is_ok()
@@ -169,12 +169,12 @@ impl JsonFragmentEncoder {
         }))
     }
 
-    pub fn has_stats(&self) -> bool {
+    pub(crate) fn has_stats(&self) -> bool {
         self.stats_columns.is_some()
     }
 
     /// Appends the export lines of `batch` to `result` and its stats lines to `stats`.
-    pub fn encode(
+    pub(crate) fn encode(
         &self,
         batch: &RecordBatch,
         result: &mut String,
@@ -340,7 +340,7 @@ impl OpenFile {
 }
 
 /// Writes an ordered stream of result batches to the export (and stats) files.
-pub struct Exporter {
+pub(crate) struct Exporter {
     spec: ExportSpec,
     input_schema: SchemaRef,
     result_schema: SchemaRef,
@@ -360,7 +360,7 @@ pub struct Exporter {
 impl Exporter {
     /// Opens the export for `schema`, for `total_rows` rows of about `total_bytes` bytes (used
     /// for the number of shards).
-    pub fn create(
+    pub(crate) fn create(
         spec: ExportSpec,
         schema: SchemaRef,
         total_rows: u64,
@@ -373,7 +373,7 @@ impl Exporter {
     /// partition's fragments (`result` with `rows` rows, and `stats`), which become the export
     /// and stats files without being copied; append the others with
     /// [`Exporter::append_fragments`].
-    pub fn from_fragments(
+    pub(crate) fn from_fragments(
         spec: ExportSpec,
         schema: SchemaRef,
         result: &Path,
@@ -450,11 +450,7 @@ impl Exporter {
         })
     }
 
-    pub fn result_schema(&self) -> &SchemaRef {
-        &self.result_schema
-    }
-
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
         debug_assert_eq!(
             batch.schema().fields().len(),
             self.input_schema.fields().len()
@@ -498,7 +494,7 @@ impl Exporter {
 
     /// Appends a partition's JSON lines written by a [`JsonFragmentEncoder`]: `result` (holding
     /// `rows` rows) to the export, `stats` to the stats file. The bytes are copied by the kernel.
-    pub fn append_fragments(
+    pub(crate) fn append_fragments(
         &mut self,
         result: &Path,
         stats: Option<&Path>,
@@ -522,7 +518,7 @@ impl Exporter {
     }
 
     /// Commits every file. Until this returns, `export_path` is untouched.
-    pub fn finish(mut self) -> Result<Vec<PathBuf>, ExportError> {
+    pub(crate) fn finish(mut self) -> Result<Vec<PathBuf>, ExportError> {
         let mut files = std::mem::take(&mut self.done);
         files.extend(self.current.take());
         // Shards still unopened (fewer rows than planned) are created empty, as Data-Juicer does.

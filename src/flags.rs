@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// Runs a Data-Juicer recipe on DataFusion.
 #[derive(Debug, Parser)]
 #[command(name = "dj-run", version, about, after_help = OVERRIDES_HELP)]
-pub struct RunFlags {
+pub(crate) struct RunFlags {
     /// The recipe YAML file.
     #[arg(long, short = 'c')]
     pub config: PathBuf,
@@ -43,7 +43,7 @@ pub struct RunFlags {
 /// Shows how a recipe compiles to DataFusion plans.
 #[derive(Debug, Parser)]
 #[command(name = "dj-plan", version, about, after_help = OVERRIDES_HELP)]
-pub struct PlanFlags {
+pub(crate) struct PlanFlags {
     #[command(subcommand)]
     pub command: PlanCommand,
     #[arg(skip)]
@@ -51,7 +51,7 @@ pub struct PlanFlags {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum PlanCommand {
+pub(crate) enum PlanCommand {
     /// Print the logical and physical plan of a recipe, labelled with its op names.
     Explain {
         /// The recipe YAML file.
@@ -78,7 +78,7 @@ impl From<EngineFlag> for dj_plans::recipe::Engine {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Text,
     Json,
 }
@@ -88,11 +88,11 @@ const OVERRIDES_HELP: &str = "Any other --key value pair overrides the recipe, D
 --checkpoint.strategy every_op, --checkpoint.op_names a,b, --<op_name>.<param> value.";
 
 /// Recipe overrides, `(dotted key, value)` in command-line order.
-pub type Overrides = Vec<(String, String)>;
+pub(crate) type Overrides = Vec<(String, String)>;
 
 /// Splits `args` (without the program name) into the ones clap parses and recipe overrides.
 /// `own` lists this program's flags that take a value; `switches` those that take none.
-pub fn split_overrides(
+pub(crate) fn split_overrides(
     args: &[String],
     own: &[&str],
     switches: &[&str],
@@ -174,13 +174,13 @@ mod tests {
 /// and plan codecs.
 #[derive(Debug, Parser)]
 #[command(name = "dj-cluster", version, about)]
-pub struct ClusterFlags {
+pub(crate) struct ClusterFlags {
     #[command(subcommand)]
     pub command: ClusterCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ClusterCommand {
+pub(crate) enum ClusterCommand {
     /// Run a scheduler (until killed).
     Scheduler {
         /// Address to listen on.

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 /// A new job id: UTC `YYYYMMDD_HHMMSS_` + 6 hex digits, as Data-Juicer makes them.
-pub fn new_job_id() -> String {
+pub(crate) fn new_job_id() -> String {
     let hex = uuid::Uuid::new_v4().simple().to_string();
     format!(
         "{}_{}",
@@ -22,7 +22,7 @@ pub fn new_job_id() -> String {
 }
 
 /// Checks a user-given job id: it names one directory.
-pub fn validate_job_id(id: &str) -> Result<()> {
+pub(crate) fn validate_job_id(id: &str) -> Result<()> {
     if id.is_empty() || id.len() > 200 {
         bail!("invalid job id {id:?}: expected 1 to 200 characters");
     }
@@ -34,7 +34,7 @@ pub fn validate_job_id(id: &str) -> Result<()> {
 
 /// Where the job directory is: `work_dir` (default: the export's directory), with a `{job_id}`
 /// placeholder substituted, ending in the job id.
-pub fn job_dir(recipe: &Recipe, job_id: &str) -> Result<PathBuf> {
+pub(crate) fn job_dir(recipe: &Recipe, job_id: &str) -> Result<PathBuf> {
     let base = match &recipe.work_dir {
         Some(w) => w.clone(),
         None => {
@@ -62,7 +62,7 @@ pub fn job_dir(recipe: &Recipe, job_id: &str) -> Result<PathBuf> {
 
 /// The paths inside a job directory.
 #[derive(Debug, Clone)]
-pub struct JobPaths {
+pub(crate) struct JobPaths {
     pub root: PathBuf,
     pub checkpoints: PathBuf,
     pub partitions: PathBuf,
@@ -71,7 +71,7 @@ pub struct JobPaths {
 }
 
 impl JobPaths {
-    pub fn new(root: PathBuf) -> Self {
+    pub(crate) fn new(root: PathBuf) -> Self {
         JobPaths {
             checkpoints: root.join("checkpoints"),
             partitions: root.join("partitions"),
@@ -81,7 +81,7 @@ impl JobPaths {
         }
     }
 
-    pub fn create_all(&self) -> Result<()> {
+    pub(crate) fn create_all(&self) -> Result<()> {
         for d in [
             &self.root,
             &self.checkpoints,
@@ -94,22 +94,22 @@ impl JobPaths {
         Ok(())
     }
 
-    pub fn partitioning_info(&self) -> PathBuf {
+    pub(crate) fn partitioning_info(&self) -> PathBuf {
         self.checkpoints.join("partitioning_info.json")
     }
 
-    pub fn summary(&self) -> PathBuf {
+    pub(crate) fn summary(&self) -> PathBuf {
         self.root.join("job_summary.json")
     }
 }
 
 /// Writes `bytes` to `path` atomically (see [`dj_plans::atomic`]).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     dj_plans::atomic::write_atomic(path, bytes)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-pub fn write_json(path: &Path, v: &Value) -> Result<()> {
+pub(crate) fn write_json(path: &Path, v: &Value) -> Result<()> {
     write_atomic(path, (serde_json::to_string_pretty(v)? + "\n").as_bytes())
 }
 
@@ -117,12 +117,12 @@ pub fn write_json(path: &Path, v: &Value) -> Result<()> {
 /// gone, a zombie, or a younger process that reused its pid) is taken over; a live one refuses the
 /// run. `dj-job` judges locks by the same rule.
 #[derive(Debug)]
-pub struct JobLock {
+pub(crate) struct JobLock {
     path: PathBuf,
 }
 
 /// The pid in a lock file, if the file exists and parses.
-pub fn lock_pid(job_root: &Path) -> Option<i32> {
+pub(crate) fn lock_pid(job_root: &Path) -> Option<i32> {
     std::fs::read_to_string(job_root.join(".lock"))
         .ok()?
         .trim()
@@ -130,15 +130,9 @@ pub fn lock_pid(job_root: &Path) -> Option<i32> {
         .ok()
 }
 
-/// Whether the job in `job_root` is running now (its lock names a live process).
-pub fn is_running(job_root: &Path) -> bool {
-    let lock = lock_info(job_root);
-    lock.present && !lock.stale
-}
-
 /// Whether a process exists and is not a zombie (a zombie has exited: only its parent has not
 /// reaped it yet).
-pub fn process_alive(pid: i32) -> bool {
+pub(crate) fn process_alive(pid: i32) -> bool {
     if pid <= 0 {
         return false;
     }
@@ -176,7 +170,7 @@ fn process_start_epoch(pid: i32) -> Option<f64> {
 
 /// The job's `.lock`: which process it names and whether that process still runs the job.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct LockInfo {
+pub(crate) struct LockInfo {
     /// A lock file exists.
     pub present: bool,
     /// The process id it holds (if it parses).
@@ -187,7 +181,7 @@ pub struct LockInfo {
 }
 
 /// Reads the lock of `job_dir`.
-pub fn lock_info(job_dir: &Path) -> LockInfo {
+pub(crate) fn lock_info(job_dir: &Path) -> LockInfo {
     let path = job_dir.join(".lock");
     let Ok(meta) = std::fs::metadata(&path) else {
         return LockInfo::default();
@@ -215,7 +209,7 @@ pub fn lock_info(job_dir: &Path) -> LockInfo {
 }
 
 impl JobLock {
-    pub fn acquire(job_root: &Path, job_id: &str) -> Result<JobLock> {
+    pub(crate) fn acquire(job_root: &Path, job_id: &str) -> Result<JobLock> {
         let path = job_root.join(".lock");
         for _ in 0..2 {
             match std::fs::OpenOptions::new()
@@ -272,7 +266,7 @@ impl Drop for JobLock {
 
 /// Copies the recipe into the job directory (once) and records the command-line overrides in
 /// `cli.yaml`, which a resume compares against.
-pub fn backup_config(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
+pub(crate) fn backup_config(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
     let name = Path::new(&recipe.file)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -290,7 +284,7 @@ pub fn backup_config(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
 }
 
 /// Overrides that must match on resume (Data-Juicer excludes job_id, resume and work_dir).
-pub fn comparable_overrides(recipe: &Recipe) -> Vec<(String, String)> {
+pub(crate) fn comparable_overrides(recipe: &Recipe) -> Vec<(String, String)> {
     recipe
         .overrides
         .iter()
@@ -300,7 +294,7 @@ pub fn comparable_overrides(recipe: &Recipe) -> Vec<(String, String)> {
 }
 
 /// The saved recipe text and overrides of a job, for resume's config check.
-pub fn saved_config(paths: &JobPaths, recipe: &Recipe) -> Result<(String, Vec<String>)> {
+pub(crate) fn saved_config(paths: &JobPaths, recipe: &Recipe) -> Result<(String, Vec<String>)> {
     let name = Path::new(&recipe.file)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -324,7 +318,7 @@ pub fn saved_config(paths: &JobPaths, recipe: &Recipe) -> Result<(String, Vec<St
 /// A stable hash of the effective recipe: its text, the overrides that must match on resume, and
 /// the content of every model file its ops load (another model gives other results), each file
 /// once, in the order the ops first load it. Recipes without models hash as they always did.
-pub fn recipe_hash(recipe: &Recipe) -> Result<String> {
+pub(crate) fn recipe_hash(recipe: &Recipe) -> Result<String> {
     let mut h = blake3::Hasher::new();
     h.update(recipe.source_text.trim().as_bytes());
     for (k, v) in comparable_overrides(recipe) {
@@ -348,7 +342,7 @@ pub fn recipe_hash(recipe: &Recipe) -> Result<String> {
 }
 
 /// `dag_execution_plan.json`: one node per partition and op, in Data-Juicer's shape.
-pub fn dag_plan(recipe: &Recipe, partitions: usize) -> Value {
+pub(crate) fn dag_plan(recipe: &Recipe, partitions: usize) -> Value {
     let mut nodes = serde_json::Map::new();
     for p in 0..partitions {
         let mut prev: Option<String> = None;

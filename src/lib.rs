@@ -1,27 +1,37 @@
 //! dj-fusion: Data-Juicer recipes on Apache DataFusion.
 //!
 //! The recipe model, compiler and plan nodes live in `dj-plans`, the operators in `dj-udfs`; this
-//! crate runs jobs ([`run`]), writes results in Data-Juicer's formats ([`export`]),
-//! explains plans ([`explain`]) and holds the binaries' flags ([`flags`]) and entry points ([`cli`]).
+//! crate runs jobs (`run`), writes results in Data-Juicer's formats (`export`), explains plans
+//! (`explain`) and holds the binaries' flags (`flags`) and entry points (`cli`). Its modules are
+//! private: the binaries' entry points and [`run()`] (for the integration tests) are its whole
+//! interface, so the compiler reports what nothing uses.
 
-pub mod autosize;
-pub mod checkpoints;
-pub mod cli;
-pub mod cluster;
-pub mod events;
-pub mod explain;
-pub mod export;
-pub mod flags;
-pub mod job;
-pub mod jobtools;
-pub mod logging;
-pub mod partitioned;
-pub mod partitioning;
-pub mod progress;
-pub mod ranked;
-pub mod remote;
-pub mod run;
-pub mod sql;
+#![warn(unreachable_pub)]
+
+mod autosize;
+mod checkpoints;
+mod cli;
+mod cluster;
+mod events;
+mod explain;
+mod export;
+mod flags;
+mod job;
+mod jobtools;
+mod logging;
+mod partitioned;
+mod partitioning;
+mod progress;
+mod ranked;
+mod remote;
+mod run;
+mod sql;
+
+pub use checkpoints::Quarantined;
+pub use cli::{cluster_main, plan_main, run_main};
+pub use jobtools::job_main;
+pub use run::{JobReport, OpReport, RunOptions, RunReport, run};
+pub use sql::sql_main;
 
 /// mimalloc: the operators and the JSON reader allocate many small strings and values, often
 /// freed on another thread than the one that made them (glibc's arenas contend there).

@@ -32,7 +32,7 @@ impl Write for JobLogWriter {
 }
 
 /// Installs the subscriber (once per process; later calls do nothing).
-pub fn init() {
+pub(crate) fn init() {
     let stderr_filter =
         tracing_subscriber::EnvFilter::try_from_env("DJ_LOG").unwrap_or_else(|_| "warn".into());
     let stderr = tracing_subscriber::fmt::layer()
@@ -49,7 +49,7 @@ pub fn init() {
 }
 
 /// From now on, `info` and above also go to `dir/dj_<UTC stamp>.log`.
-pub fn log_to_job_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn log_to_job_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let name = format!("dj_{}.log", chrono::Utc::now().format("%Y%m%d_%H%M%S"));
     let f = std::fs::OpenOptions::new()

@@ -26,7 +26,7 @@ use crate::run::{
 
 const KEPT: &str = "The existing checkpoints were left unchanged.";
 
-pub async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
+pub(crate) async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
     let started = Instant::now();
     if let (Some(r), Some(j)) = (
         &opts.resume,
@@ -477,7 +477,7 @@ fn write_mapping(
 /// A run stopped by SIGINT or SIGTERM: logged as `stopped`, and resumable.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by {signal}; the job is resumable with --resume {job_id}")]
-pub struct Interrupted {
+pub(crate) struct Interrupted {
     pub signal: &'static str,
     pub job_id: String,
 }

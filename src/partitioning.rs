@@ -17,7 +17,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PartitionInfo {
+pub(crate) struct PartitionInfo {
     pub partition_id: usize,
     pub row_count: u64,
     #[serde(default)]
@@ -29,7 +29,7 @@ pub struct PartitionInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PartitioningInfo {
+pub(crate) struct PartitioningInfo {
     pub num_partitions: usize,
     pub total_rows: u64,
     #[serde(default = "yes")]
@@ -49,7 +49,7 @@ fn yes() -> bool {
 
 /// Row count and content hash of each range, `concurrency` partitions at a time (the job's
 /// partition concurrency, which bounds the batches in memory).
-pub async fn hash_partitions(
+pub(crate) async fn hash_partitions(
     index: &Arc<InputIndex>,
     ranges: &[RowRange],
     ctx: Arc<datafusion::execution::TaskContext>,
@@ -75,7 +75,7 @@ pub async fn hash_partitions(
 }
 
 impl PartitioningInfo {
-    pub fn new(
+    pub(crate) fn new(
         index: &InputIndex,
         ranges: &[RowRange],
         hashes: &[(u64, String)],
@@ -105,7 +105,7 @@ impl PartitioningInfo {
 
     /// Resume steps 3 and 4: the saved metadata is of this format, complete and consistent, and
     /// its boundaries cover the current input. Returns the saved ranges.
-    pub fn saved_ranges(&self, current_rows: u64) -> Result<Vec<RowRange>> {
+    pub(crate) fn saved_ranges(&self, current_rows: u64) -> Result<Vec<RowRange>> {
         const KEPT: &str = "Existing checkpoints were left unchanged.";
         if self.hash_algorithm != HASH_ALGORITHM {
             bail!(
@@ -163,7 +163,7 @@ impl PartitioningInfo {
     }
 
     /// Resume step 5: the current hash of each `(partition, (rows, hash))` equals the saved one.
-    pub fn validate_hashes(&self, current: &[(usize, (u64, String))]) -> Result<()> {
+    pub(crate) fn validate_hashes(&self, current: &[(usize, (u64, String))]) -> Result<()> {
         let bad: Vec<String> = current
             .iter()
             .filter_map(|(p, cur)| Some((self.partitions.get(*p)?, cur)))
@@ -195,7 +195,7 @@ impl PartitioningInfo {
     /// The legacy `--job_id` check: `current` (fully hashed) has the same layout, recipe and
     /// input as this saved metadata. A saved partition without a hash never finished reading
     /// its input, so it has no checkpoint to protect and matches any content.
-    pub fn matches(&self, current: &PartitioningInfo) -> bool {
+    pub(crate) fn matches(&self, current: &PartitioningInfo) -> bool {
         fn layout(i: &PartitioningInfo) -> (usize, u64, bool, &str, &str, &str) {
             (
                 i.num_partitions,
@@ -225,7 +225,7 @@ impl PartitioningInfo {
 /// Writes each partition's content hash into `partitioning_info.json` (atomically, one rewrite
 /// per hash) as the processing pass produces it, so a job pays no separate pass over its input.
 #[derive(Debug)]
-pub struct HashRecorder {
+pub(crate) struct HashRecorder {
     path: PathBuf,
     info: Mutex<PartitioningInfo>,
     /// A job directory on object storage: each hash is published before the partition can
@@ -234,7 +234,7 @@ pub struct HashRecorder {
 }
 
 impl HashRecorder {
-    pub fn new(
+    pub(crate) fn new(
         path: PathBuf,
         info: PartitioningInfo,
         mirror: Option<Arc<crate::remote::JobMirror>>,
@@ -247,7 +247,7 @@ impl HashRecorder {
     }
 
     /// One sink per partition that has no hash yet; `None` for the others.
-    pub fn sinks(self: &Arc<Self>) -> Vec<Option<Arc<dyn RangeHashSink>>> {
+    pub(crate) fn sinks(self: &Arc<Self>) -> Vec<Option<Arc<dyn RangeHashSink>>> {
         let info = self.info.lock().unwrap_or_else(|e| e.into_inner());
         info.partitions
             .iter()

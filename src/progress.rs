@@ -13,14 +13,14 @@ const MAX_BARS: usize = 8;
 const LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// One partition to watch: its counters and how many rows it reads.
-pub struct Watched {
+pub(crate) struct Watched {
     pub partition: usize,
     pub counters: Arc<OpCounters>,
     pub rows: u64,
 }
 
 /// Stops the reporter when dropped.
-pub struct Progress {
+pub(crate) struct Progress {
     stop: Arc<std::sync::atomic::AtomicBool>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
@@ -35,7 +35,7 @@ impl Drop for Progress {
 }
 
 /// Starts reporting on `watched`; `DJ_PROGRESS=0` turns it off.
-pub fn start(watched: Vec<Watched>) -> Progress {
+pub(crate) fn start(watched: Vec<Watched>) -> Progress {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let enabled = std::env::var("DJ_PROGRESS")
         .map(|v| v != "0")

@@ -102,7 +102,7 @@ impl PartitionStream for SortedPartition {
 
 /// Calls `sink` with the rows of all `staged` partitions in ascending `__dj__order` (column
 /// `order`).
-pub async fn write_in_rank_order(
+pub(crate) async fn write_in_rank_order(
     staged: &[&Path],
     order: usize,
     mut sink: impl FnMut(&RecordBatch) -> Result<()>,

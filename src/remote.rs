@@ -18,13 +18,13 @@ fn short_hash(text: &str) -> String {
 
 /// Where a run writes its export: a local path, or a local staging copy published to a bucket.
 #[derive(Debug)]
-pub struct ExportTarget {
+pub(crate) struct ExportTarget {
     pub local: PathBuf,
     remote: Option<Remote>,
 }
 
 impl ExportTarget {
-    pub fn new(export_path: &str) -> Result<ExportTarget> {
+    pub(crate) fn new(export_path: &str) -> Result<ExportTarget> {
         if !store::is_remote(export_path) {
             return Ok(ExportTarget {
                 local: PathBuf::from(store::local_path(export_path)),
@@ -44,7 +44,7 @@ impl ExportTarget {
     }
 
     /// Uploads the finished export files (a remote export) and names them by their URLs.
-    pub fn publish(&self, files: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
+    pub(crate) fn publish(&self, files: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
         let Some(remote) = &self.remote else {
             return Ok(files);
         };
@@ -66,7 +66,7 @@ impl ExportTarget {
 
 /// A job directory kept in a bucket, worked on through a local mirror.
 #[derive(Debug)]
-pub struct JobMirror {
+pub(crate) struct JobMirror {
     pub local: PathBuf,
     remote: Remote,
     /// What this machine last published or fetched, per file (`.mirror.json` in the mirror).
@@ -103,7 +103,7 @@ fn private(rel: &str) -> bool {
 
 impl JobMirror {
     /// The mirror of job `job_id` under the remote `work_dir`.
-    pub fn new(work_dir: &str, job_id: &str) -> Result<Arc<JobMirror>> {
+    pub(crate) fn new(work_dir: &str, job_id: &str) -> Result<Arc<JobMirror>> {
         let base = work_dir.trim_end_matches('/');
         let job_url = if base.ends_with(job_id) {
             base.to_string()
@@ -127,7 +127,7 @@ impl JobMirror {
         }))
     }
 
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.remote.url
     }
 
@@ -153,7 +153,7 @@ impl JobMirror {
     /// Brings the mirror up to date with the bucket: downloads every published file this
     /// machine lacks or whose object changed since this machine last published or fetched it
     /// (another machine ran the job since). Returns how many files were fetched.
-    pub fn pull(&self) -> Result<usize> {
+    pub(crate) fn pull(&self) -> Result<usize> {
         let mut fetched = 0;
         let prefix = format!("{}/", self.remote.key.as_ref());
         for meta in self.remote.list()? {
@@ -192,7 +192,7 @@ impl JobMirror {
     }
 
     /// Publishes one file of the local job directory.
-    pub fn push(&self, path: &Path) -> Result<()> {
+    pub(crate) fn push(&self, path: &Path) -> Result<()> {
         let rel = self.relative(path)?;
         if private(&rel) || local_stamp(path).is_none() {
             return Ok(());
@@ -205,20 +205,20 @@ impl JobMirror {
     }
 
     /// From now on checkpoint files are published by the sinks that write them.
-    pub fn checkpoints_published_by_sinks(&self) {
+    pub(crate) fn checkpoints_published_by_sinks(&self) {
         self.sinks_publish
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Removes a published file (retention of the local copy's deletions).
-    pub fn remove(&self, rel: &str) -> Result<()> {
+    pub(crate) fn remove(&self, rel: &str) -> Result<()> {
         Ok(self.remote.join(rel).delete()?)
     }
 
     /// Publishes every file of the local job directory that changed since it was last
     /// published; checkpoints last, so a published checkpoint never precedes the partition
     /// hash and saved keys it depends on, and seals before the files they seal.
-    pub fn sync(&self) -> Result<()> {
+    pub(crate) fn sync(&self) -> Result<()> {
         let mut files = Vec::new();
         let mut stack = vec![self.local.clone()];
         while let Some(dir) = stack.pop() {
@@ -269,7 +269,7 @@ impl JobMirror {
 
 /// The checkpoint listener of a job on object storage: logs the event, then publishes.
 #[derive(Debug)]
-pub struct Publishing {
+pub(crate) struct Publishing {
     pub events: Arc<crate::events::EventLog>,
     pub mirror: Arc<JobMirror>,
 }

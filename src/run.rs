@@ -118,7 +118,7 @@ impl RunOptions {
 }
 
 /// The logical partitions of a run, and the auto-sizing decision when `partition.mode: auto`.
-pub struct Partitioning {
+pub(crate) struct Partitioning {
     pub ranges: Vec<RowRange>,
     pub sizing: Option<autosize::Recommendation>,
 }
@@ -127,7 +127,10 @@ pub struct Partitioning {
 /// default executor; for `ray_partitioned`, `manual` (`num_of_partitions` balanced ranges, or
 /// `size` rows each with the remainder in the last) or `auto` (partition_size_tuning.md on a
 /// sample of the input, balanced ranges; the `size` fallback when analysis fails).
-pub async fn plan_partitioning(recipe: &Recipe, index: &Arc<InputIndex>) -> Result<Partitioning> {
+pub(crate) async fn plan_partitioning(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+) -> Result<Partitioning> {
     let rows = index.total_rows;
     let p = &recipe.partition;
     // Equal bytes rather than equal rows, so long documents don't make one partition the
@@ -243,7 +246,7 @@ async fn sample_rows(
 /// `max_concurrent_partitions` for `ray_partitioned` (the rule of [`autosize::max_concurrent_partitions`]:
 /// an explicit value, or "auto" = at most 4 for CPU-only pipelines, bounded by `np`); `np` for the
 /// other executors. Never more than the partitions.
-pub fn concurrency_limit(recipe: &Recipe, partitions: usize) -> usize {
+pub(crate) fn concurrency_limit(recipe: &Recipe, partitions: usize) -> usize {
     match recipe.executor_type {
         ExecutorType::RayPartitioned => autosize::max_concurrent_partitions(
             recipe.partition.max_concurrent_partitions,
@@ -255,7 +258,7 @@ pub fn concurrency_limit(recipe: &Recipe, partitions: usize) -> usize {
 }
 
 /// Whether the checkpoint strategy checkpoints after `op` (Data-Juicer's `should_checkpoint`).
-pub fn should_checkpoint(recipe: &Recipe, op: &OpConfig) -> bool {
+pub(crate) fn should_checkpoint(recipe: &Recipe, op: &OpConfig) -> bool {
     let c = &recipe.checkpoint;
     c.enabled
         && match c.strategy {
@@ -268,7 +271,7 @@ pub fn should_checkpoint(recipe: &Recipe, op: &OpConfig) -> bool {
 
 /// Where a partition starts: from the input, or after op `op` from its checkpoint file.
 #[derive(Debug, Clone)]
-pub enum Start {
+pub(crate) enum Start {
     Input,
     Checkpoint { op: usize, path: PathBuf },
 }
@@ -489,7 +492,7 @@ async fn plan_partitions(
 }
 
 /// Indexes the input, then plans partition 0 of a fresh run (what `dj-plan explain` shows).
-pub struct Explainable {
+pub(crate) struct Explainable {
     pub index: Arc<InputIndex>,
     pub ranges: Vec<RowRange>,
     pub sizing: Option<autosize::Recommendation>,
@@ -498,7 +501,7 @@ pub struct Explainable {
     pub physical: Arc<dyn ExecutionPlan>,
 }
 
-pub async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
+pub(crate) async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
     let index = Arc::new(build_index(recipe).await?);
     let Partitioning { ranges, sizing } = plan_partitioning(recipe, &index).await?;
     let session = planner::session(1);

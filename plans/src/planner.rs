@@ -21,7 +21,7 @@ use crate::nodes::{
 
 /// Plans `DjOp`, `DjDedup` and `DjCheckpoint` nodes.
 #[derive(Debug, Default)]
-pub struct DjExtensionPlanner;
+pub(crate) struct DjExtensionPlanner;
 
 #[async_trait]
 impl ExtensionPlanner for DjExtensionPlanner {

@@ -50,7 +50,7 @@ pub enum IntegrityError {
 }
 
 /// The checksum record of `file`: `<file>.blake3`.
-pub fn seal_path(file: &Path) -> PathBuf {
+pub(crate) fn seal_path(file: &Path) -> PathBuf {
     let mut name = file.as_os_str().to_os_string();
     name.push(SEAL_SUFFIX);
     PathBuf::from(name)
@@ -58,7 +58,7 @@ pub fn seal_path(file: &Path) -> PathBuf {
 
 /// A writer that hashes and counts every byte it passes on.
 #[derive(Debug)]
-pub struct HashingWriter<W> {
+pub(crate) struct HashingWriter<W> {
     inner: W,
     hasher: blake3::Hasher,
     len: u64,
@@ -74,7 +74,7 @@ impl<W> HashingWriter<W> {
     }
 
     /// The inner writer and the seal of everything written through it.
-    pub fn into_parts(self) -> (W, Seal) {
+    pub(crate) fn into_parts(self) -> (W, Seal) {
         let seal = Seal {
             size: self.len,
             blake3: self.hasher.finalize().to_hex().to_string(),
@@ -96,7 +96,7 @@ impl<W: Write> Write for HashingWriter<W> {
 }
 
 /// A file being written under a temporary name, hashed as it is written.
-pub struct SealedFile {
+pub(crate) struct SealedFile {
     atomic: AtomicFile,
 }
 
@@ -126,7 +126,8 @@ pub fn read_seal(file: &Path) -> Option<Seal> {
 }
 
 /// Writes `bytes` to `dest` atomically, with its seal.
-pub fn write_sealed(dest: &Path, bytes: &[u8]) -> io::Result<Seal> {
+#[cfg(test)]
+pub(crate) fn write_sealed(dest: &Path, bytes: &[u8]) -> io::Result<Seal> {
     let (sealed, mut w) = SealedFile::create(dest)?;
     w.write_all(bytes)?;
     sealed.commit(w)

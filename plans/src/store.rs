@@ -329,7 +329,7 @@ fn cache_path(object: &RemoteObject) -> PathBuf {
 }
 
 /// The local copy of `object`, downloading it unless the cache has it already.
-pub fn ensure_local(object: &RemoteObject) -> Result<PathBuf, StoreError> {
+pub(crate) fn ensure_local(object: &RemoteObject) -> Result<PathBuf, StoreError> {
     let path = cache_path(object);
     let cached = std::fs::metadata(&path).is_ok_and(|m| m.len() == object.size);
     if !cached {
@@ -340,7 +340,7 @@ pub fn ensure_local(object: &RemoteObject) -> Result<PathBuf, StoreError> {
 
 /// The objects of a remote dataset, downloaded: `url` is one object, a prefix (every object
 /// under it, like a directory), or a glob over keys (`s3://b/data/*.jsonl`).
-pub fn fetch_dataset(url: &str) -> Result<Vec<(PathBuf, RemoteObject)>, StoreError> {
+pub(crate) fn fetch_dataset(url: &str) -> Result<Vec<(PathBuf, RemoteObject)>, StoreError> {
     let pattern_at = url.find(['*', '?', '[']);
     let (base, pattern) = match pattern_at {
         Some(i) => {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-pub struct YamlLines {
+pub(crate) struct YamlLines {
     lines: HashMap<String, usize>,
 }
 

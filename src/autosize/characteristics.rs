@@ -5,7 +5,7 @@ use super::*;
 
 /// Rows per modality in the sample.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct ModalityCounts {
+pub(crate) struct ModalityCounts {
     pub text: usize,
     pub image: usize,
     pub audio: usize,
@@ -14,7 +14,7 @@ pub struct ModalityCounts {
 }
 
 impl ModalityCounts {
-    pub fn get(&self, m: Modality) -> usize {
+    pub(crate) fn get(&self, m: Modality) -> usize {
         match m {
             Modality::Text => self.text,
             Modality::Image => self.image,
@@ -35,7 +35,7 @@ impl ModalityCounts {
     }
 
     /// The most frequent modality; ties go to the first in [`Modality::ALL`].
-    pub fn primary(&self) -> Modality {
+    pub(crate) fn primary(&self) -> Modality {
         let mut best = Modality::Text;
         for m in Modality::ALL {
             if self.get(m) > self.get(best) {
@@ -49,7 +49,7 @@ impl ModalityCounts {
 /// How the characteristics were obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Sampling {
+pub(crate) enum Sampling {
     /// From sampled rows.
     Analyzed,
     /// Rows could not be read: Data-Juicer's defaults (text, 500 chars, 0.002 MB, skew 0.5).
@@ -58,7 +58,7 @@ pub enum Sampling {
 
 /// The sample's statistics (Data-Juicer's `DataCharacteristics`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DataCharacteristics {
+pub(crate) struct DataCharacteristics {
     pub sampling: Sampling,
     pub primary_modality: Modality,
     pub modality_distribution: ModalityCounts,
@@ -80,33 +80,8 @@ pub struct DataCharacteristics {
     pub data_skew_factor: f64,
 }
 
-impl DataCharacteristics {
-    /// Data-Juicer's defaults when sampling fails.
-    pub fn sampling_failed(total_samples: u64) -> Self {
-        DataCharacteristics {
-            sampling: Sampling::Failed,
-            primary_modality: Modality::Text,
-            modality_distribution: ModalityCounts {
-                text: 1,
-                ..ModalityCounts::default()
-            },
-            avg_text_length: 500.0,
-            avg_images_per_sample: 0.0,
-            avg_audio_per_sample: 0.0,
-            avg_video_per_sample: 0.0,
-            total_samples,
-            sample_size_analyzed: 0,
-            memory_per_sample_mb: 0.002,
-            memory_p90_index: None,
-            mean_memory_per_sample_mb: None,
-            memory_stdev_mb: None,
-            data_skew_factor: 0.5,
-        }
-    }
-}
-
 /// Statistics of `samples` (the head of an input of `total_samples` rows).
-pub fn analyze(total_samples: u64, samples: &[SampleStats]) -> DataCharacteristics {
+pub(crate) fn analyze(total_samples: u64, samples: &[SampleStats]) -> DataCharacteristics {
     let n = samples.len();
     let mut counts = ModalityCounts::default();
     for s in samples {

@@ -6,14 +6,14 @@ use super::*;
 /// Processing cost class of an op, from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OpComplexity {
+pub(crate) enum OpComplexity {
     High,
     Medium,
     Low,
 }
 
 impl OpComplexity {
-    pub fn weight(self) -> f64 {
+    pub(crate) fn weight(self) -> f64 {
         match self {
             OpComplexity::High => 0.3,
             OpComplexity::Medium => 0.2,
@@ -27,7 +27,7 @@ impl OpComplexity {
 /// that run a model on every sample ([`dj_udfs::spec::ModelUse::Always`]: language ID,
 /// perplexity, token counting) are high too, as the seed document's categories put model
 /// inference.
-pub fn op_complexity(name: &str) -> OpComplexity {
+pub(crate) fn op_complexity(name: &str) -> OpComplexity {
     let lower = name.to_lowercase();
     let has = |kws: &[&str]| kws.iter().any(|k| lower.contains(k));
     let runs_model =
@@ -51,14 +51,14 @@ pub fn op_complexity(name: &str) -> OpComplexity {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OpKind {
+pub(crate) struct OpKind {
     pub name: String,
     pub complexity: OpComplexity,
 }
 
 /// The pipeline's complexity multiplier `1 + 0.3 high + 0.2 medium + 0.1 low`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Complexity {
+pub(crate) struct Complexity {
     pub high: usize,
     pub medium: usize,
     pub low: usize,
@@ -66,7 +66,7 @@ pub struct Complexity {
     pub score: f64,
 }
 
-pub fn pipeline_complexity<S: AsRef<str>>(op_names: &[S]) -> Complexity {
+pub(crate) fn pipeline_complexity<S: AsRef<str>>(op_names: &[S]) -> Complexity {
     let ops: Vec<OpKind> = op_names
         .iter()
         .map(|n| OpKind {
@@ -80,7 +80,11 @@ pub fn pipeline_complexity<S: AsRef<str>>(op_names: &[S]) -> Complexity {
         count(OpComplexity::Medium),
         count(OpComplexity::Low),
     );
-    let score = 1.0 + (high as f64 * 0.3 + medium as f64 * 0.2 + low as f64 * 0.1);
+    let w = OpComplexity::weight;
+    let score = 1.0
+        + (high as f64 * w(OpComplexity::High)
+            + medium as f64 * w(OpComplexity::Medium)
+            + low as f64 * w(OpComplexity::Low));
     Complexity {
         high,
         medium,

@@ -5,7 +5,7 @@ use super::*;
 /// What the partition count depends on besides the recommendation: the recipe's settings and
 /// the input's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct CountConfig {
+pub(crate) struct CountConfig {
     /// `np`: the worker count of a fallback recommendation and the auto concurrency bound.
     pub np: usize,
     /// `partition.num_of_partitions` (4 when "auto"): the count when there is no size at all.
@@ -22,7 +22,7 @@ pub struct CountConfig {
 
 /// How many partitions, step by step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PartitionCount {
+pub(crate) struct PartitionCount {
     pub count: usize,
     pub total_rows: u64,
     /// Rows per partition the count was derived from (None: the configured count was kept).
@@ -50,7 +50,11 @@ pub struct PartitionCount {
 /// Data-Juicer's auto-mode partition count on one node: the nearest count for the recommended
 /// (or fallback) size capped at `max(32, 2 x workers)`, then at most `max(2 x concurrency,
 /// partitions_per_node)` and at most one partition per row.
-pub fn partition_count(total_rows: u64, rec: &Recommendation, cfg: &CountConfig) -> PartitionCount {
+pub(crate) fn partition_count(
+    total_rows: u64,
+    rec: &Recommendation,
+    cfg: &CountConfig,
+) -> PartitionCount {
     let mut reasoning = Vec::new();
     let size = rec.partition_size.filter(|s| *s > 0);
     let worker_count = rec.worker_count.unwrap_or(cfg.np).max(1);
@@ -122,7 +126,7 @@ pub fn partition_count(total_rows: u64, rec: &Recommendation, cfg: &CountConfig)
 
 /// The driver concurrency before it meets the partitions: an explicit value (at least 1), or for
 /// "auto" the CPU-only pipeline cap of 4, bounded by `np` (the cores the run may use).
-pub fn driver_concurrency(explicit: Option<usize>, np: usize) -> usize {
+pub(crate) fn driver_concurrency(explicit: Option<usize>, np: usize) -> usize {
     match explicit {
         Some(n) => n.max(1),
         None => AUTO_CPU_PARTITION_CAP.min(np).max(1),
@@ -130,6 +134,10 @@ pub fn driver_concurrency(explicit: Option<usize>, np: usize) -> usize {
 }
 
 /// Partitions processed at the same time: [`driver_concurrency`], never more than the partitions.
-pub fn max_concurrent_partitions(explicit: Option<usize>, partitions: usize, np: usize) -> usize {
+pub(crate) fn max_concurrent_partitions(
+    explicit: Option<usize>,
+    partitions: usize,
+    np: usize,
+) -> usize {
     driver_concurrency(explicit, np).min(partitions.max(1))
 }

@@ -5,7 +5,7 @@ use super::*;
 
 /// One step of the partition-size calculation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SizeStep {
+pub(crate) struct SizeStep {
     /// `modality_target`, `memory_guard`, `parallelism`, `data_skew` or `final_bounds`.
     pub step: &'static str,
     /// Rows per partition before the step (none for the first).
@@ -18,7 +18,7 @@ pub struct SizeStep {
 
 /// Rows per partition and how they were reached.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SizeDecision {
+pub(crate) struct SizeDecision {
     pub modality: Modality,
     pub modality_default_size: usize,
     pub modality_max_size: usize,
@@ -37,7 +37,7 @@ pub struct SizeDecision {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MaxSizeDecision {
+pub(crate) struct MaxSizeDecision {
     pub target_mb: i64,
     /// `int(target_mb / complexity)`.
     pub complexity_adjusted_mb: i64,
@@ -50,7 +50,7 @@ pub struct MaxSizeDecision {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum WorkerRule {
+pub(crate) enum WorkerRule {
     /// Fewer estimated partitions than base workers: `max(1, int(partitions * 0.8))`.
     FewPartitions,
     /// More than twice the base workers: `min(cores, int(base * 1.2))`.
@@ -61,7 +61,7 @@ pub enum WorkerRule {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct WorkerDecision {
+pub(crate) struct WorkerDecision {
     pub cpu_cores: usize,
     /// `max(1, int(cores * 0.75))`.
     pub base_workers: usize,
@@ -72,7 +72,7 @@ pub struct WorkerDecision {
 
 /// Everything behind an optimizer recommendation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Analysis {
+pub(crate) struct Analysis {
     pub data: DataCharacteristics,
     pub complexity: Complexity,
     pub resources: Resources,
@@ -84,7 +84,7 @@ pub struct Analysis {
 
 /// The optimizer's answer, or the fallback when analysis failed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Recommendation {
+pub(crate) struct Recommendation {
     /// Rows per partition; for the fallback, `partition.size` if set.
     pub partition_size: Option<usize>,
     /// Recommended maximum partition size in MB (an estimate: nothing enforces it).
@@ -103,7 +103,7 @@ pub struct Recommendation {
 
 impl Recommendation {
     /// When analysis fails: the `partition.size` fallback if any, else the configured count.
-    pub fn fallback(size: Option<usize>, reason: impl Into<String>) -> Self {
+    pub(crate) fn fallback(size: Option<usize>, reason: impl Into<String>) -> Self {
         let reason = reason.into();
         let size = size.filter(|s| *s > 0);
         let then = match size {
@@ -122,13 +122,13 @@ impl Recommendation {
         }
     }
 
-    pub fn is_fallback(&self) -> bool {
+    pub(crate) fn is_fallback(&self) -> bool {
         self.fallback_reason.is_some()
     }
 
     /// [`partition_count`] for this recommendation, kept in `partitions` (and its reasoning
     /// appended) so the whole decision can be logged and saved as one value; returns the count.
-    pub fn count_partitions(&mut self, total_rows: u64, cfg: &CountConfig) -> usize {
+    pub(crate) fn count_partitions(&mut self, total_rows: u64, cfg: &CountConfig) -> usize {
         let count = partition_count(total_rows, self, cfg);
         let n = count.count;
         self.reasoning
@@ -139,7 +139,7 @@ impl Recommendation {
 }
 
 /// Analyzes `samples` (the first [`sample_size`] rows of `total_samples`) and recommends.
-pub fn recommend<S: AsRef<str>>(
+pub(crate) fn recommend<S: AsRef<str>>(
     total_samples: u64,
     samples: &[SampleStats],
     op_names: &[S],
@@ -154,8 +154,8 @@ pub fn recommend<S: AsRef<str>>(
     )
 }
 
-/// Recommends from given characteristics (e.g. [`DataCharacteristics::sampling_failed`]).
-pub fn recommend_for<S: AsRef<str>>(
+/// Recommends from given characteristics.
+pub(crate) fn recommend_for<S: AsRef<str>>(
     data: DataCharacteristics,
     op_names: &[S],
     resources: &Resources,
@@ -187,8 +187,14 @@ pub fn recommend_for<S: AsRef<str>>(
             d.multimodal
         ),
         format!(
-            "complexity: processing complexity factor {:.2} ({} high x0.3, {} medium x0.2, {} low x0.1)",
-            complexity.score, complexity.high, complexity.medium, complexity.low
+            "complexity: processing complexity factor {:.2} ({} high x{}, {} medium x{}, {} low x{})",
+            complexity.score,
+            complexity.high,
+            OpComplexity::High.weight(),
+            complexity.medium,
+            OpComplexity::Medium.weight(),
+            complexity.low,
+            OpComplexity::Low.weight()
         ),
         format!(
             "dataset_size: {} samples, {} analyzed{}",
@@ -255,7 +261,7 @@ pub fn recommend_for<S: AsRef<str>>(
 }
 
 /// Rows per partition: modality target, memory guard, parallelism, skew, final bounds.
-pub fn partition_size(
+pub(crate) fn partition_size(
     data: &DataCharacteristics,
     complexity: f64,
     target_mb: i64,
@@ -400,7 +406,11 @@ pub fn partition_size(
 }
 
 /// `clamp(min(int(target / complexity), int(available_gb * 1024 * 0.25)), 32, 512)`.
-pub fn max_size_mb(target_mb: i64, complexity: f64, available_memory_gb: f64) -> MaxSizeDecision {
+pub(crate) fn max_size_mb(
+    target_mb: i64,
+    complexity: f64,
+    available_memory_gb: f64,
+) -> MaxSizeDecision {
     let complexity_adjusted_mb = (target_mb as f64 / complexity) as i64;
     let max_by_memory_mb = (available_memory_gb * 1024.0 * 0.25) as i64;
     let unclamped_mb = complexity_adjusted_mb.min(max_by_memory_mb);
@@ -414,7 +424,11 @@ pub fn max_size_mb(target_mb: i64, complexity: f64, available_memory_gb: f64) ->
 }
 
 /// 75% of the cores, fewer for few partitions, up to 120% of that for many, never above the cores.
-pub fn worker_count(cpu_cores: usize, partition_size: usize, total_samples: u64) -> WorkerDecision {
+pub(crate) fn worker_count(
+    cpu_cores: usize,
+    partition_size: usize,
+    total_samples: u64,
+) -> WorkerDecision {
     let base = ((cpu_cores as f64 * 0.75) as usize).max(1);
     let (estimated, rule, workers) = if partition_size > 0 && total_samples > 0 {
         let est = total_samples as f64 / partition_size as f64;

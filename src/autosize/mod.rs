@@ -12,15 +12,15 @@ const MB: f64 = 1024.0 * 1024.0;
 const GB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Above this many samples the parallelism rule asks for at least `cores x 1.5` partitions.
-pub const MIN_PARTITIONS_ABOVE: u64 = 10_000;
+pub(crate) const MIN_PARTITIONS_ABOVE: u64 = 10_000;
 /// A data skew factor above this shrinks the partition size by 20%.
-pub const SKEW_THRESHOLD: f64 = 0.7;
+pub(crate) const SKEW_THRESHOLD: f64 = 0.7;
 /// Concurrent partitions assumed per node by the memory guard.
-pub const ASSUMED_CONCURRENT_PARTITIONS: f64 = 4.0;
+pub(crate) const ASSUMED_CONCURRENT_PARTITIONS: f64 = 4.0;
 /// `max_concurrent_partitions: auto` for a CPU-only pipeline.
-pub const AUTO_CPU_PARTITION_CAP: usize = 4;
+pub(crate) const AUTO_CPU_PARTITION_CAP: usize = 4;
 /// Clamp of the recommended maximum partition size in MB.
-pub const MAX_SIZE_MB_BOUNDS: (i64, i64) = (32, 512);
+pub(crate) const MAX_SIZE_MB_BOUNDS: (i64, i64) = (32, 512);
 
 mod characteristics;
 mod complexity;
@@ -31,9 +31,9 @@ mod samples;
 #[cfg(test)]
 mod tests;
 
-pub use characteristics::*;
-pub use complexity::*;
-pub use count::*;
-pub use decisions::*;
-pub use resources::*;
-pub use samples::*;
+pub(crate) use characteristics::*;
+pub(crate) use complexity::*;
+pub(crate) use count::*;
+pub(crate) use decisions::*;
+pub(crate) use resources::*;
+pub(crate) use samples::*;

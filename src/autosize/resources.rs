@@ -4,7 +4,7 @@ use super::*;
 
 /// The machine's memory and cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Resources {
+pub(crate) struct Resources {
     pub available_memory_bytes: u64,
     pub total_memory_bytes: u64,
     pub cpu_cores: usize,
@@ -13,7 +13,7 @@ pub struct Resources {
 impl Resources {
     /// Available and total RAM and logical CPUs of the host, as Data-Juicer reads them with psutil
     /// (host values, cgroup limits not applied).
-    pub fn detect() -> Result<Resources, sysinfo::Error> {
+    pub(crate) fn detect() -> Result<Resources, sysinfo::Error> {
         let mut sys = sysinfo::System::new()?;
         sys.refresh_memory();
         sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
@@ -28,7 +28,7 @@ impl Resources {
         })
     }
 
-    pub fn available_memory_gb(&self) -> f64 {
+    pub(crate) fn available_memory_gb(&self) -> f64 {
         self.available_memory_bytes as f64 / GB
     }
 }
@@ -36,7 +36,7 @@ impl Resources {
 /// Where the target partition size came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TargetSource {
+pub(crate) enum TargetSource {
     /// `partition.target_size_mb`.
     Recipe,
     /// The available-memory tier.
@@ -44,14 +44,14 @@ pub enum TargetSource {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct TargetSize {
+pub(crate) struct TargetSize {
     pub target_mb: i64,
     pub source: TargetSource,
     pub available_memory_gb: f64,
 }
 
 /// MB per partition by available memory: < 16 GB 32, < 64 GB 64, < 256 GB 128, else 256.
-pub fn memory_tier_mb(available_memory_gb: f64) -> i64 {
+pub(crate) fn memory_tier_mb(available_memory_gb: f64) -> i64 {
     if available_memory_gb < 16.0 {
         32
     } else if available_memory_gb < 64.0 {
@@ -64,7 +64,7 @@ pub fn memory_tier_mb(available_memory_gb: f64) -> i64 {
 }
 
 /// The configured target (kept as is, even 0 or negative: the bounds clamp later), else the tier.
-pub fn target_partition_mb(available_memory_gb: f64, configured: Option<i64>) -> TargetSize {
+pub(crate) fn target_partition_mb(available_memory_gb: f64, configured: Option<i64>) -> TargetSize {
     match configured {
         Some(target_mb) => TargetSize {
             target_mb,

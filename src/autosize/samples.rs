@@ -6,7 +6,7 @@ use super::*;
 /// Data modality of a sample or of the whole sample (the most frequent one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Modality {
+pub(crate) enum Modality {
     Text,
     Image,
     Audio,
@@ -16,7 +16,7 @@ pub enum Modality {
 
 impl Modality {
     /// In Data-Juicer's enum order, which also breaks ties of the most frequent modality.
-    pub const ALL: [Modality; 5] = [
+    pub(crate) const ALL: [Modality; 5] = [
         Modality::Text,
         Modality::Image,
         Modality::Audio,
@@ -24,7 +24,7 @@ impl Modality {
         Modality::Multimodal,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Modality::Text => "text",
             Modality::Image => "image",
@@ -35,7 +35,7 @@ impl Modality {
     }
 
     /// Rows per partition when the per-sample size is unknown (0).
-    pub fn default_partition_size(self) -> usize {
+    pub(crate) fn default_partition_size(self) -> usize {
         match self {
             Modality::Text => 10_000,
             Modality::Image => 2_000,
@@ -46,7 +46,7 @@ impl Modality {
     }
 
     /// Upper bound of rows per partition.
-    pub fn max_partition_size(self) -> usize {
+    pub(crate) fn max_partition_size(self) -> usize {
         match self {
             Modality::Text => 50_000,
             Modality::Image => 10_000,
@@ -59,7 +59,7 @@ impl Modality {
     /// The tuning document's memory multiplier relative to text. Reported, never applied: neither the
     /// document's formulas nor any Data-Juicer version multiplies by it (the measured P90 memory per
     /// sample already carries the modality's footprint).
-    pub fn memory_multiplier(self) -> f64 {
+    pub(crate) fn memory_multiplier(self) -> f64 {
         match self {
             Modality::Text => 1.0,
             Modality::Image => 5.0,
@@ -75,7 +75,7 @@ impl Modality {
 
 /// What the optimizer needs from one sampled row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct SampleStats {
+pub(crate) struct SampleStats {
     /// The text key resolves (nested, `a.b`) to a truthy value.
     pub has_text: bool,
     /// Text length in characters (sum over a list of texts).
@@ -90,7 +90,7 @@ pub struct SampleStats {
 
 /// Field names the sample statistics read (Data-Juicer's `text_keys[0]`, `image_key`, ...).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SampleKeys {
+pub(crate) struct SampleKeys {
     pub text_key: Option<String>,
     pub image_key: String,
     pub audio_key: String,
@@ -109,7 +109,7 @@ impl Default for SampleKeys {
 }
 
 impl SampleKeys {
-    pub fn with_text_key(text_key: impl Into<String>) -> Self {
+    pub(crate) fn with_text_key(text_key: impl Into<String>) -> Self {
         SampleKeys {
             text_key: Some(text_key.into()),
             ..SampleKeys::default()
@@ -118,19 +118,9 @@ impl SampleKeys {
 }
 
 impl SampleStats {
-    /// A text-only row of `chars` characters taking `memory_bytes`.
-    pub fn text(chars: u64, memory_bytes: u64) -> Self {
-        SampleStats {
-            has_text: chars > 0,
-            text_chars: chars,
-            memory_bytes,
-            ..SampleStats::default()
-        }
-    }
-
     /// Modality of this row: every present-and-truthy field counts; more than one is multimodal,
     /// none is text.
-    pub fn modality(&self) -> Modality {
+    pub(crate) fn modality(&self) -> Modality {
         let present = [
             (self.has_text, Modality::Text),
             (self.images > 0, Modality::Image),
@@ -148,7 +138,7 @@ impl SampleStats {
     /// Statistics of a row as Data-Juicer reads a sample dict: the text key through `nested_query`,
     /// media keys at the top level, the size by [`py_deep_sizeof`]. Where Data-Juicer would raise
     /// (`len(None)`, `len(5)`) this counts 0 (1 for a truthy scalar media field) instead.
-    pub fn from_json(row: &Value, keys: &SampleKeys) -> Self {
+    pub(crate) fn from_json(row: &Value, keys: &SampleKeys) -> Self {
         let text = keys
             .text_key
             .as_deref()
@@ -239,7 +229,7 @@ fn nested_query<'a>(root: &'a Value, key: &str) -> Option<Cow<'a, Value>> {
 /// empty else 64 + 32 + index + 16 per usable entry of the split-table size. Shared objects are
 /// counted once: None/True/False, ints -5..=256, the empty and one-character Latin-1 strings, and
 /// repeated keys (the decoder's key memo). Integers beyond 64 bits are counted as floats.
-pub fn py_deep_sizeof(value: &Value) -> u64 {
+pub(crate) fn py_deep_sizeof(value: &Value) -> u64 {
     let mut shared = HashSet::new();
     deep_sizeof(value, &mut shared)
 }
@@ -356,7 +346,7 @@ pub(super) fn py_dict_size(n: usize) -> u64 {
 
 /// How many rows to analyze out of `total` (taken from the head of the input): all below 1,000;
 /// 1% but at least 1,000 from 1,000 to 100,000 (so 1,000); 0.1% capped at 10,000 above 100,000.
-pub fn sample_size(total: u64) -> usize {
+pub(crate) fn sample_size(total: u64) -> usize {
     let n = if total < 1_000 {
         total
     } else if total <= 100_000 {

@@ -39,7 +39,7 @@ fn dc(
         memory_per_sample_mb: mem_mb,
         total_samples: total,
         data_skew_factor: skew,
-        ..DataCharacteristics::sampling_failed(total)
+        ..sampling_failed(total)
     }
 }
 
@@ -271,7 +271,7 @@ fn primary_modality_majority_and_ties() {
         videos: 1,
         ..SampleStats::default()
     };
-    let txt = SampleStats::text(5, 100);
+    let txt = text_sample(5, 100);
     assert_eq!(
         analyze(3, &[img, img, txt]).primary_modality,
         Modality::Image
@@ -1014,12 +1014,7 @@ fn sampling_failure_uses_data_juicer_defaults() {
     // int(32 / 0.00095367) = 33554 -> 6 partitions: int(100000 / 6) = 16666; max 32 MB;
     // 100000 / 16666 = 6.0002 > 2 x 3 -> min(4, int(3.6)) = 3 workers.
     let none: [&str; 0] = [];
-    let rec = recommend_for(
-        DataCharacteristics::sampling_failed(100_000),
-        &none,
-        &res(4, 8.0),
-        None,
-    );
+    let rec = recommend_for(sampling_failed(100_000), &none, &res(4, 8.0), None);
     assert_eq!(
         (rec.partition_size, rec.max_size_mb, rec.worker_count),
         (Some(16_666), Some(32), Some(3))
@@ -1295,4 +1290,37 @@ fn modality_table() {
             ("multimodal", 1_600, 6_000, 10.0),
         ]
     );
+}
+
+/// Data-Juicer's characteristics when sampling fails.
+fn sampling_failed(total_samples: u64) -> DataCharacteristics {
+    DataCharacteristics {
+        sampling: Sampling::Failed,
+        primary_modality: Modality::Text,
+        modality_distribution: ModalityCounts {
+            text: 1,
+            ..ModalityCounts::default()
+        },
+        avg_text_length: 500.0,
+        avg_images_per_sample: 0.0,
+        avg_audio_per_sample: 0.0,
+        avg_video_per_sample: 0.0,
+        total_samples,
+        sample_size_analyzed: 0,
+        memory_per_sample_mb: 0.002,
+        memory_p90_index: None,
+        mean_memory_per_sample_mb: None,
+        memory_stdev_mb: None,
+        data_skew_factor: 0.5,
+    }
+}
+
+/// A text-only row of `chars` characters taking `memory_bytes`.
+fn text_sample(chars: u64, memory_bytes: u64) -> SampleStats {
+    SampleStats {
+        has_text: chars > 0,
+        text_chars: chars,
+        memory_bytes,
+        ..SampleStats::default()
+    }
 }

@@ -2,5 +2,5 @@
 //! `dj_fusion::cluster`).
 
 fn main() -> std::process::ExitCode {
-    dj_fusion::cli::cluster_main()
+    dj_fusion::cluster_main()
 }

@@ -1,5 +1,5 @@
 //! `dj-plan`: explains how a recipe compiles (see `dj_fusion::flags`).
 
 fn main() -> std::process::ExitCode {
-    dj_fusion::cli::plan_main()
+    dj_fusion::plan_main()
 }

@@ -1,5 +1,5 @@
 //! `dj-run`: runs a Data-Juicer recipe (see `dj_fusion::flags`).
 
 fn main() -> std::process::ExitCode {
-    dj_fusion::cli::run_main()
+    dj_fusion::run_main()
 }

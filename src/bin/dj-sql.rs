@@ -2,5 +2,5 @@
 //! `dj_fusion::sql`).
 
 fn main() -> std::process::ExitCode {
-    dj_fusion::sql::sql_main()
+    dj_fusion::sql_main()
 }

@@ -5,7 +5,7 @@ use super::*;
 /// Monitor, stop and list the partitioned executor's jobs.
 #[derive(Debug, Parser)]
 #[command(name = "dj-job", version)]
-pub struct JobFlags {
+pub(crate) struct JobFlags {
     /// The directory holding the job directories (the recipe's work_dir, e.g.
     /// outputs/partitioned/jobs).
     #[arg(
@@ -23,7 +23,7 @@ pub struct JobFlags {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum JobCommand {
+pub(crate) enum JobCommand {
     /// Show a job's progress: overview, overall progress, per-partition status.
     Monitor {
         job_id: String,

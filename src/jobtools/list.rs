@@ -4,7 +4,7 @@ use super::*;
 
 /// One job directory of a work directory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct JobListing {
+pub(crate) struct JobListing {
     pub job_id: String,
     pub job_dir: PathBuf,
     pub status: JobStatus,
@@ -21,7 +21,7 @@ pub struct JobListing {
 }
 
 /// Every job directory under `work_dir`, newest first (by first start time, then id).
-pub fn list_jobs(work_dir: &Path) -> Result<Vec<JobListing>> {
+pub(crate) fn list_jobs(work_dir: &Path) -> Result<Vec<JobListing>> {
     if !work_dir.is_dir() {
         bail!("work directory not found: {}", work_dir.display());
     }

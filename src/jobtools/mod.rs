@@ -40,11 +40,11 @@ mod tests;
 
 pub use cli::*;
 
-pub use list::*;
+pub(crate) use list::*;
 use progress::progress_at;
-pub use progress::*;
-pub use report::*;
-pub use stop::*;
+pub(crate) use progress::*;
+pub(crate) use report::*;
+pub(crate) use stop::*;
 
 // ---------------------------------------------------------------------------------------------
 // Loading
@@ -58,7 +58,7 @@ fn require_dir(job_dir: &Path) -> Result<()> {
 }
 
 /// `job_summary.json` (written when a job completes), or `None` when there is none yet.
-pub fn load_job_summary(job_dir: &Path) -> Result<Option<Value>> {
+pub(crate) fn load_job_summary(job_dir: &Path) -> Result<Option<Value>> {
     require_dir(job_dir)?;
     let path = JobPaths::new(job_dir.to_path_buf()).summary();
     match std::fs::read_to_string(&path) {
@@ -72,19 +72,12 @@ pub fn load_job_summary(job_dir: &Path) -> Result<Option<Value>> {
     }
 }
 
-/// Every event of the job, oldest first, from all its `events_*.jsonl` files (one per run).
-/// Lines torn by a crash are skipped.
-pub fn load_event_logs(job_dir: &Path) -> Result<Vec<Value>> {
-    require_dir(job_dir)?;
-    Ok(load_events(job_dir))
-}
-
 fn read_json(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 /// Whether `dir` looks like a job directory of the partitioned executor.
-pub fn is_job_dir(dir: &Path) -> bool {
+pub(crate) fn is_job_dir(dir: &Path) -> bool {
     dir.is_dir()
         && (!event_files(dir).is_empty()
             || dir.join("job_summary.json").is_file()
@@ -95,7 +88,7 @@ pub fn is_job_dir(dir: &Path) -> bool {
 }
 
 /// The job's recipe copy in its directory (the YAML file next to `cli.yaml`).
-pub fn recipe_copy(job_dir: &Path) -> Option<PathBuf> {
+pub(crate) fn recipe_copy(job_dir: &Path) -> Option<PathBuf> {
     let summary_name = read_json(&job_dir.join("job_summary.json"))
         .and_then(|s| s["config_file"].as_str().map(str::to_string))
         .and_then(|f| Path::new(&f).file_name().map(|n| n.to_owned()));
@@ -118,7 +111,7 @@ pub fn recipe_copy(job_dir: &Path) -> Option<PathBuf> {
 }
 
 /// The recipe copy as YAML with the saved `cli.yaml` overrides of top-level keys applied.
-pub fn effective_recipe(job_dir: &Path) -> Option<Value> {
+pub(crate) fn effective_recipe(job_dir: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(recipe_copy(job_dir)?).ok()?;
     let mut recipe: Value = serde_norway::from_str(&text).ok()?;
     for (k, v) in cli_overrides(job_dir) {
@@ -132,7 +125,7 @@ pub fn effective_recipe(job_dir: &Path) -> Option<Value> {
 }
 
 /// The saved command-line overrides (`cli.yaml`) as `(key, value)` pairs.
-pub fn cli_overrides(job_dir: &Path) -> Vec<(String, String)> {
+pub(crate) fn cli_overrides(job_dir: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(job_dir.join("cli.yaml")).unwrap_or_default();
     let args: Vec<String> = serde_norway::from_str::<Value>(&text)
         .ok()

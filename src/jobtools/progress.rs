@@ -6,7 +6,7 @@ use super::*;
 /// A job's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum JobStatus {
+pub(crate) enum JobStatus {
     /// A live process holds the job's lock.
     Running,
     /// The latest run logged `job_complete`.
@@ -23,7 +23,7 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             JobStatus::Running => "running",
             JobStatus::Completed => "completed",
@@ -54,7 +54,7 @@ impl fmt::Display for JobStatus {
 /// A partition's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum PartitionStatus {
+pub(crate) enum PartitionStatus {
     /// Not started in the current run (yet).
     Pending,
     Processing,
@@ -66,7 +66,7 @@ pub enum PartitionStatus {
 }
 
 impl PartitionStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PartitionStatus::Pending => "pending",
             PartitionStatus::Processing => "processing",
@@ -94,14 +94,14 @@ impl fmt::Display for PartitionStatus {
 
 /// An op of the recipe, by global index.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OpRef {
+pub(crate) struct OpRef {
     pub idx: usize,
     pub name: String,
 }
 
 /// An op that completed on a partition (`op_complete`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OpProgress {
+pub(crate) struct OpProgress {
     pub idx: usize,
     pub name: String,
     pub duration_seconds: Option<f64>,
@@ -116,7 +116,7 @@ pub struct OpProgress {
 
 /// A partition checkpoint: from its `checkpoint_save` event and/or found on disk.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckpointInfo {
+pub(crate) struct CheckpointInfo {
     pub operation_idx: usize,
     pub operation_name: Option<String>,
     pub path: PathBuf,
@@ -128,7 +128,7 @@ pub struct CheckpointInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PartitionProgress {
+pub(crate) struct PartitionProgress {
     pub partition_id: usize,
     pub status: PartitionStatus,
     /// Input rows of the partition (saved boundaries).
@@ -156,7 +156,7 @@ pub struct PartitionProgress {
 
 /// A saved file moved aside after failing verification.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MovedAside {
+pub(crate) struct MovedAside {
     pub operation_idx: Option<usize>,
     pub path: String,
     pub moved_to: Option<String>,
@@ -188,7 +188,7 @@ impl PartitionProgress {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OverallProgress {
+pub(crate) struct OverallProgress {
     pub total_partitions: usize,
     pub completed_partitions: usize,
     pub processing_partitions: usize,
@@ -214,14 +214,14 @@ pub struct OverallProgress {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LastEvent {
+pub(crate) struct LastEvent {
     pub event_type: String,
     pub timestamp: Option<f64>,
 }
 
 /// Everything `dj-job monitor` shows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct JobProgress {
+pub(crate) struct JobProgress {
     pub job_id: String,
     pub job_dir: PathBuf,
     pub status: JobStatus,
@@ -279,7 +279,7 @@ struct Replay {
 }
 
 /// Progress of the job in `job_dir`, from its event files, saved partitioning, lock and summary.
-pub fn job_progress(job_dir: &Path) -> Result<JobProgress> {
+pub(crate) fn job_progress(job_dir: &Path) -> Result<JobProgress> {
     require_dir(job_dir)?;
     if !is_job_dir(job_dir) {
         bail!(

@@ -14,7 +14,7 @@ fn local_time(epoch: Option<f64>) -> String {
 }
 
 /// `0.25s`, `12.3s`, `4m 05s`, `2h 03m`.
-pub fn human_duration(secs: f64) -> String {
+pub(crate) fn human_duration(secs: f64) -> String {
     if secs < 10.0 {
         format!("{secs:.2}s")
     } else if secs < 60.0 {
@@ -35,7 +35,7 @@ fn opt_num(v: Option<u64>) -> String {
 }
 
 /// The monitor's report.
-pub fn render_progress(p: &JobProgress, detailed: bool, work_dir: &Path) -> String {
+pub(crate) fn render_progress(p: &JobProgress, detailed: bool, work_dir: &Path) -> String {
     let mut s = String::new();
     let rule = "=".repeat(72);
     let sub = "-".repeat(72);
@@ -223,7 +223,7 @@ fn render_overall(p: &JobProgress, s: &mut String) {
 }
 
 /// The list's report.
-pub fn render_list(jobs: &[JobListing], work_dir: &Path) -> String {
+pub(crate) fn render_list(jobs: &[JobListing], work_dir: &Path) -> String {
     if jobs.is_empty() {
         return format!("No jobs in {}\n", work_dir.display());
     }

@@ -5,7 +5,7 @@ use super::*;
 
 /// What [`stop_job`] did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StopResult {
+pub(crate) struct StopResult {
     pub job_id: String,
     pub job_dir: PathBuf,
     /// The process the lock named.
@@ -38,7 +38,7 @@ const RELEASE_GRACE: Duration = Duration::from_secs(5);
 /// (up to `timeout`) until the process is gone and the job resumable, and reports; it does not
 /// escalate (see `force`). Force: SIGKILL at once, waits for the process to go, removes the
 /// stale lock and logs `job_failed` (status `stopped`). A job that is not running is an error.
-pub fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result<StopResult> {
+pub(crate) fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result<StopResult> {
     require_dir(job_dir)?;
     let job_id = job_dir
         .file_name()
@@ -181,7 +181,7 @@ fn log_forced_stop(job_dir: &Path, job_id: &str, pid: i32, at: f64) -> Result<()
 }
 
 /// The command that resumes the job: the recipe copy's name and the saved overrides.
-pub fn resume_command(job_dir: &Path, job_id: &str) -> String {
+pub(crate) fn resume_command(job_dir: &Path, job_id: &str) -> String {
     let recipe = recipe_copy(job_dir)
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "RECIPE.yaml".into());

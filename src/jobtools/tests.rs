@@ -346,8 +346,8 @@ fn summary_and_events_load() {
         r#"{"status": "completed", "rows_out": 7}"#,
     );
     assert_eq!(load_job_summary(&job).unwrap().unwrap()["rows_out"], 7);
-    assert_eq!(load_event_logs(&job).unwrap().len(), 16);
-    let err = load_event_logs(&d.tmp.path().join("nope")).unwrap_err();
+    assert_eq!(load_events(&job).len(), 16);
+    let err = job_progress(&d.tmp.path().join("nope")).unwrap_err();
     assert!(format!("{err}").starts_with("Job directory not found: "));
     assert!(job_progress(&d.tmp.path().join("nope")).is_err());
     std::fs::create_dir_all(d.tmp.path().join("plain")).unwrap();

@@ -20,7 +20,7 @@ use super::{JobSql, OutputFormat, format_result, split_statements};
 Struct fields: get_field(__dj__stats__, 'text_len'). Without a query: statements from stdin, each \
 ended by ';'; \\d lists tables, \\d NAME shows columns, \\q quits."
 )]
-pub struct SqlFlags {
+pub(super) struct SqlFlags {
     /// The directory holding the job directories (the recipe's work_dir).
     #[arg(long = "work_dir", alias = "work-dir", default_value = ".")]
     pub work_dir: PathBuf,

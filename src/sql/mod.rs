@@ -31,16 +31,16 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use serde::Serialize;
 
-pub use cli::{SqlFlags, sql_main};
-pub use output::{OutputFormat, format_result};
-pub use statements::split_statements;
+pub use cli::sql_main;
+pub(crate) use output::{OutputFormat, format_result};
+pub(crate) use statements::split_statements;
 
 use crate::jobtools::{effective_recipe, is_job_dir, load_job_summary};
 use paths::run_dirs;
 
 /// A table (or view) registered for a job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TableEntry {
+pub(crate) struct TableEntry {
     pub name: String,
     /// `checkpoint`, `checkpoint view`, `export`, `export stats`, `events`, `input`,
     /// `input partition`.
@@ -50,7 +50,7 @@ pub struct TableEntry {
 }
 
 /// A job's tables in a DataFusion session.
-pub struct JobSql {
+pub(crate) struct JobSql {
     pub ctx: SessionContext,
     pub job_dir: PathBuf,
     pub tables: Vec<TableEntry>,
@@ -70,20 +70,20 @@ impl std::fmt::Debug for JobSql {
 
 /// A query's result.
 #[derive(Debug, Clone)]
-pub struct QueryResult {
+pub(crate) struct QueryResult {
     pub schema: SchemaRef,
     pub batches: Vec<RecordBatch>,
 }
 
 impl QueryResult {
-    pub fn num_rows(&self) -> usize {
+    pub(crate) fn num_rows(&self) -> usize {
         self.batches.iter().map(|b| b.num_rows()).sum()
     }
 }
 
 impl JobSql {
     /// Registers every table of the job in `job_dir`.
-    pub async fn open(job_dir: &Path) -> Result<JobSql> {
+    pub(crate) async fn open(job_dir: &Path) -> Result<JobSql> {
         if !job_dir.is_dir() {
             bail!("Job directory not found: {}", job_dir.display());
         }
@@ -123,7 +123,7 @@ impl JobSql {
     }
 
     /// Runs one SQL statement and collects its result.
-    pub async fn query(&self, sql: &str) -> Result<QueryResult> {
+    pub(crate) async fn query(&self, sql: &str) -> Result<QueryResult> {
         let df = self.ctx.sql(sql).await?;
         let schema = df.schema().inner().clone();
         let batches = df.collect().await?;
@@ -131,7 +131,7 @@ impl JobSql {
     }
 
     /// `\d`: the registered tables.
-    pub fn describe_tables(&self) -> String {
+    pub(crate) fn describe_tables(&self) -> String {
         let wn = self
             .tables
             .iter()
@@ -154,7 +154,7 @@ impl JobSql {
     }
 
     /// `\d NAME`: a table's columns.
-    pub async fn describe_table(&self, name: &str) -> Result<String> {
+    pub(crate) async fn describe_table(&self, name: &str) -> Result<String> {
         let df = self
             .ctx
             .table(name)

@@ -12,7 +12,7 @@ use super::QueryResult;
 
 /// How `dj-sql` prints results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// An aligned table.
     Table,
     /// CSV with a header (nested values as text).
@@ -51,7 +51,7 @@ fn flatten_nested(batch: &RecordBatch) -> Result<RecordBatch> {
 }
 
 /// A result as an aligned table, CSV or JSON.
-pub fn format_result(r: &QueryResult, format: OutputFormat) -> Result<String> {
+pub(crate) fn format_result(r: &QueryResult, format: OutputFormat) -> Result<String> {
     match format {
         OutputFormat::Table => {
             let table = datafusion::arrow::util::pretty::pretty_format_batches_with_schema(

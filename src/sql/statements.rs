@@ -7,7 +7,7 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, TokenizerError};
 /// Splits `text` into complete `;`-terminated statements and the unterminated rest (what a
 /// prompt keeps reading after). Statements holding only comments or blanks are dropped; the
 /// rest is empty when it holds nothing but those.
-pub fn split_statements(text: &str) -> (Vec<String>, String) {
+pub(crate) fn split_statements(text: &str) -> (Vec<String>, String) {
     let (stmts, rest_start) = match cut_statements(text) {
         Ok((stmts, Some(rest_start))) => (stmts, rest_start),
         Ok((stmts, None)) => return (stmts, String::new()),

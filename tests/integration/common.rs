@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dj_fusion::run::{RunReport, run};
+use dj_fusion::{RunReport, run};
 use dj_plans::Recipe;
 
 pub fn repo() -> PathBuf {
@@ -21,7 +21,7 @@ pub fn run_recipe(recipe: &Recipe) -> RunReport {
     run_with(recipe, &Default::default())
 }
 
-pub fn run_with(recipe: &Recipe, opts: &dj_fusion::run::RunOptions) -> RunReport {
+pub fn run_with(recipe: &Recipe, opts: &dj_fusion::RunOptions) -> RunReport {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

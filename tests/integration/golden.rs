@@ -133,7 +133,7 @@ fn simhash_dedup_is_partitioning_independent() {
             ("job_id", "simhash"),
         ],
     );
-    let opts = |resume: bool| dj_fusion::run::RunOptions {
+    let opts = |resume: bool| dj_fusion::RunOptions {
         job_id: (!resume).then(|| "simhash".to_string()),
         resume: resume.then(|| "simhash".to_string()),
         ..Default::default()

@@ -86,7 +86,7 @@ impl StatRange {
     /// Reads `min_closed_interval`, `max_closed_interval` and `reversed_range` from the params.
     /// As in Data-Juicer, `reversed_range` flips both closedness flags and negates the test, so
     /// a value exactly on a bound is kept both with and without `reversed_range`.
-    pub fn from_params(params: &Params, min: Option<f64>, max: Option<f64>) -> StatRange {
+    pub(crate) fn from_params(params: &Params, min: Option<f64>, max: Option<f64>) -> StatRange {
         let reversed = params.bool("reversed_range");
         let closed = |name: &str| {
             let c = params.raw(name).as_bool().unwrap_or(true);

@@ -125,7 +125,7 @@ impl ParamSpec {
 
 /// Parameters every Data-Juicer op accepts (`OP._BASE_PARAMS`). Only `text_key` changes results
 /// here; the rest (batching, resources, Ray options) are accepted so recipes carry over unchanged.
-pub fn base_params() -> Vec<ParamSpec> {
+pub(crate) fn base_params() -> Vec<ParamSpec> {
     use ParamType::*;
     let s = |v: &str| Value::String(v.to_string());
     let mut p = vec![ParamSpec::new(
@@ -191,7 +191,7 @@ pub fn base_params() -> Vec<ParamSpec> {
 }
 
 /// Extra base parameters of filters (`Filter._BASE_PARAMS`).
-pub fn filter_base_params() -> Vec<ParamSpec> {
+pub(crate) fn filter_base_params() -> Vec<ParamSpec> {
     use ParamType::*;
     vec![
         ParamSpec::new("stats_export_path", Any, Value::Null, "accepted, no effect"),
@@ -313,7 +313,7 @@ impl Params {
         self.raw(name).as_str()
     }
 
-    pub fn str_list(&self, name: &str) -> Option<Vec<String>> {
+    pub(crate) fn str_list(&self, name: &str) -> Option<Vec<String>> {
         match self.raw(name) {
             Value::String(s) => Some(vec![s.clone()]),
             Value::Array(a) => Some(
@@ -327,7 +327,7 @@ impl Params {
 
     /// An error about parameter `name` of this op, for constructors' own checks.
     /// A model the op needs is not available.
-    pub fn model_error(&self, source: crate::models::ModelError) -> ParamError {
+    pub(crate) fn model_error(&self, source: crate::models::ModelError) -> ParamError {
         ParamError::Model {
             op: self.op.clone(),
             source: Box::new(source),

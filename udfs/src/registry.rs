@@ -29,7 +29,7 @@ pub fn lookup(name: &str) -> Option<&'static OpSpec> {
 }
 
 /// Data-Juicer ops that need a downloaded model or an external service, with what they need.
-pub const MODEL_OPS: &[(&str, &str)] = &[
+pub(crate) const MODEL_OPS: &[(&str, &str)] = &[
     ("text_action_filter", "a spaCy model"),
     ("text_entity_dependency_filter", "a spaCy model"),
     ("image_aesthetics_filter", "an aesthetics predictor model"),

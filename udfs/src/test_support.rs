@@ -46,7 +46,7 @@ fn udf_of(op: &Operator) -> &ScalarUDF {
 }
 
 /// Runs a mapper / hash op over a Utf8 array and returns the strings.
-pub fn map_texts(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<String>> {
+pub(crate) fn map_texts(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<String>> {
     let input: ArrayRef = Arc::new(StringArray::from(texts.to_vec()));
     let out = invoke(udf_of(op), input);
     assert_eq!(out.data_type(), &DataType::Utf8);
@@ -57,7 +57,7 @@ pub fn map_texts(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<String>> {
 }
 
 /// Runs a filter's stat UDF over a Utf8 array (Float64 stats).
-pub fn float_stats(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<f64>> {
+pub(crate) fn float_stats(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<f64>> {
     let input: ArrayRef = Arc::new(StringArray::from(texts.to_vec()));
     let out = invoke(udf_of(op), input);
     let a = out
@@ -68,7 +68,7 @@ pub fn float_stats(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<f64>> {
 }
 
 /// Runs a filter's stat UDF over a Utf8 array (Int64 stats).
-pub fn int_stats(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<i64>> {
+pub(crate) fn int_stats(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<i64>> {
     let input: ArrayRef = Arc::new(StringArray::from(texts.to_vec()));
     let out = invoke(udf_of(op), input);
     let a = out
@@ -80,7 +80,7 @@ pub fn int_stats(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<i64>> {
 
 /// ("lorem ipsum dolor sit amet, " * 4000)[:100000], a 100k-char CJK string
 /// (chr(0x4e00 + (i * 7919) % 20000) for i in range(100000)) and "x" * 100000.
-pub fn big_texts() -> [String; 3] {
+pub(crate) fn big_texts() -> [String; 3] {
     let lorem: String = "lorem ipsum dolor sit amet, "
         .repeat(4000)
         .chars()
@@ -97,6 +97,6 @@ pub fn udf(op: &Operator) -> &ScalarUDF {
 }
 
 /// Lower-case hex MD5 of `s`, as the goldens record mapper outputs.
-pub fn md5_hex(s: &str) -> String {
+pub(crate) fn md5_hex(s: &str) -> String {
     crate::dedup::document::md5_hex(s)
 }

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 /// A set of code points with O(1) lookup for ASCII and the BMP and a binary search above it.
-pub struct CharSet {
+pub(crate) struct CharSet {
     ascii: u128,
     bmp: Box<[u64; 1024]>,
     /// Sorted, non-overlapping inclusive ranges (the whole set).
@@ -30,7 +30,7 @@ impl std::fmt::Debug for CharSet {
 
 impl CharSet {
     /// Builds the set from inclusive ranges (any order; overlaps are merged).
-    pub fn from_ranges(ranges: impl IntoIterator<Item = (u32, u32)>) -> CharSet {
+    pub(crate) fn from_ranges(ranges: impl IntoIterator<Item = (u32, u32)>) -> CharSet {
         let mut rs: Vec<(u32, u32)> = ranges.into_iter().collect();
         rs.sort_unstable();
         let mut merged: Vec<(u32, u32)> = Vec::with_capacity(rs.len());
@@ -92,7 +92,7 @@ impl CharSet {
 
     /// How many code points of `text` are in the set, and how many code points it has. ASCII
     /// bytes are tested against the set without decoding, 32 at a time with AVX2.
-    pub fn count_in(&self, text: &str) -> (u64, u64) {
+    pub(crate) fn count_in(&self, text: &str) -> (u64, u64) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
@@ -214,12 +214,13 @@ impl CharSet {
     }
 
     /// The set as sorted inclusive ranges.
+    #[cfg(test)]
     pub fn ranges(&self) -> &[(u32, u32)] {
         &self.ranges
     }
 
     /// The body of a Rust `regex` character class matching exactly this set (without brackets).
-    pub fn regex_class_body(&self) -> String {
+    pub(crate) fn regex_class_body(&self) -> String {
         let mut s = String::with_capacity(self.ranges.len() * 20);
         for &(a, b) in &self.ranges {
             if a == b {
@@ -233,7 +234,7 @@ impl CharSet {
 }
 
 /// The byte offset of every code point of `text`, and `text.len()` last.
-pub fn char_boundaries(text: &str) -> Vec<usize> {
+pub(crate) fn char_boundaries(text: &str) -> Vec<usize> {
     text.char_indices()
         .map(|(i, _)| i)
         .chain(std::iter::once(text.len()))
@@ -242,7 +243,7 @@ pub fn char_boundaries(text: &str) -> Vec<usize> {
 
 /// The code point starting at byte `i` (a char boundary) of `text`.
 #[inline]
-pub fn char_at(text: &str, i: usize) -> char {
+pub(crate) fn char_at(text: &str, i: usize) -> char {
     text[i..].chars().next().expect("a code point starts here")
 }
 
@@ -293,19 +294,19 @@ fn chars_found<'a>(
 
 /// The characters of `s` that are `needle` (ASCII) or not ASCII, with their byte offsets, in
 /// order; the ASCII text between them is skipped 8 bytes at a time.
-pub fn non_ascii_or_chars(s: &str, needle: u8) -> impl Iterator<Item = (usize, char)> + '_ {
+pub(crate) fn non_ascii_or_chars(s: &str, needle: u8) -> impl Iterator<Item = (usize, char)> + '_ {
     chars_found(s, move |bytes, from| next_non_ascii_or(bytes, needle, from))
 }
 
 /// The non-ASCII characters of `s` with their byte offsets, in order.
-pub fn non_ascii_chars(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+pub(crate) fn non_ascii_chars(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     chars_found(s, next_non_ascii)
 }
 
 /// Python `str.isspace()` for one character (bidi class WS/B/S or category Zs): includes
 /// U+001C..U+001F, which Rust's `char::is_whitespace` does not.
 #[inline]
-pub fn is_py_space(c: char) -> bool {
+pub(crate) fn is_py_space(c: char) -> bool {
     matches!(
         c,
         '\t'..='\r'
@@ -324,14 +325,14 @@ pub fn is_py_space(c: char) -> bool {
 
 /// Python `str.strip()` with no argument.
 #[inline]
-pub fn py_strip(s: &str) -> &str {
+pub(crate) fn py_strip(s: &str) -> &str {
     s.trim_matches(is_py_space)
 }
 
 /// The `regex` module's `\s` in a str pattern (Unicode White_Space; unlike `str.isspace()` it
 /// excludes U+001C..U+001F).
 #[inline]
-pub fn is_regex_space(c: char) -> bool {
+pub(crate) fn is_regex_space(c: char) -> bool {
     matches!(
         c,
         '\t'..='\r'
@@ -348,37 +349,21 @@ pub fn is_regex_space(c: char) -> bool {
     )
 }
 
-/// A line boundary of Python `str.splitlines()` (`\r\n` counts as one, see [`py_splitlines`]).
-#[inline]
-pub fn is_py_line_break(c: char) -> bool {
-    matches!(
-        c,
-        '\n' | '\r'
-            | '\u{b}'
-            | '\u{c}'
-            | '\u{1c}'
-            | '\u{1d}'
-            | '\u{1e}'
-            | '\u{85}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
-}
-
 /// Python `str.splitlines()` (no `keepends`): splits on every Unicode line boundary, `\r\n` as one;
 /// a trailing boundary does not produce an empty last line.
-pub fn py_splitlines(s: &str) -> Vec<&str> {
+#[cfg(test)]
+pub(crate) fn py_splitlines(s: &str) -> Vec<&str> {
     py_lines(s).collect()
 }
 
 /// The lines of [`py_splitlines`], without collecting them.
-pub fn py_lines(s: &str) -> PyLines<'_> {
+pub(crate) fn py_lines(s: &str) -> PyLines<'_> {
     PyLines { s, start: 0, i: 0 }
 }
 
 /// Iterator of [`py_lines`]. A byte scan: the boundaries are ASCII controls, U+0085 (C2 85) and
 /// U+2028/9 (E2 80 A8/A9), so only those bytes need a look.
-pub struct PyLines<'a> {
+pub(crate) struct PyLines<'a> {
     s: &'a str,
     start: usize,
     i: usize,
@@ -426,7 +411,8 @@ static PY_ALNUM: LazyLock<CharSet> =
 /// Lu Ll Lt Lm Lo) or `isdecimal()`/`isdigit()`/`isnumeric()` (Numeric_Type set). Generated from
 /// the reference interpreter, so Unicode-version differences with Rust do not leak in.
 #[inline]
-pub fn is_py_alnum(c: char) -> bool {
+#[cfg(test)]
+pub(crate) fn is_py_alnum(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_alphanumeric()
     } else {
@@ -435,7 +421,7 @@ pub fn is_py_alnum(c: char) -> bool {
 }
 
 /// The set behind [`is_py_alnum`] (ASCII included).
-pub fn py_alnum() -> &'static CharSet {
+pub(crate) fn py_alnum() -> &'static CharSet {
     &PY_ALNUM
 }
 
@@ -445,7 +431,7 @@ static PY_ALPHA: LazyLock<CharSet> =
 /// Python `str.isalpha()` for one character (CPython 3.11, Unicode 14.0: categories Lu Ll Lt Lm
 /// Lo), from the reference interpreter's table.
 #[inline]
-pub fn is_py_alpha(c: char) -> bool {
+pub(crate) fn is_py_alpha(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_alphabetic()
     } else {
@@ -461,18 +447,18 @@ static SPECIAL_CHARACTERS: LazyLock<CharSet> =
 /// every single-code-point key of `emoji.EMOJI_DATA` (emoji 2.2.0). Multi-code-point emoji keys are
 /// in the Python set too, but a single character can never equal them.
 #[inline]
-pub fn is_special_char(c: char) -> bool {
+pub(crate) fn is_special_char(c: char) -> bool {
     SPECIAL_CHARACTERS.contains(c)
 }
 
 /// The set behind [`is_special_char`].
-pub fn special_characters() -> &'static CharSet {
+pub(crate) fn special_characters() -> &'static CharSet {
     &SPECIAL_CHARACTERS
 }
 
 /// Data-Juicer's `VARIOUS_WHITESPACES` (23 code points, TAB included, newlines not).
 #[inline]
-pub fn is_various_whitespace(c: char) -> bool {
+pub(crate) fn is_various_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | ' ' | '\u{84}' | '\u{a0}' | '\u{2000}'
@@ -486,24 +472,28 @@ static REGEX_DIGIT: LazyLock<CharSet> =
     LazyLock::new(|| CharSet::parse(include_str!("../data/regex_digit.txt")));
 
 /// The `regex` module's `\w` in a str pattern (its Unicode tables, currently 17.0).
-pub fn regex_word() -> &'static CharSet {
+pub(crate) fn regex_word() -> &'static CharSet {
     &REGEX_WORD
 }
 
 /// The `regex` module's `\d` in a str pattern (Unicode Nd, its Unicode version).
-pub fn regex_digit() -> &'static CharSet {
+pub(crate) fn regex_digit() -> &'static CharSet {
     &REGEX_DIGIT
 }
 
 /// Data-Juicer's `split_on_whitespace(document, new_line, tab)`: split on the ASCII space (and
 /// `\n` / `\t` when enabled) only, dropping empty pieces. Other Unicode whitespace stays inside
 /// words.
-pub fn split_on_whitespace(doc: &str, new_line: bool, tab: bool) -> impl Iterator<Item = &str> {
+pub(crate) fn split_on_whitespace(
+    doc: &str,
+    new_line: bool,
+    tab: bool,
+) -> impl Iterator<Item = &str> {
     whitespace_spans(doc, new_line, tab).map(|(start, end)| &doc[start..end])
 }
 
 /// The byte ranges of [`split_on_whitespace`]'s pieces (separators found with `memchr3`).
-pub fn whitespace_spans(
+pub(crate) fn whitespace_spans(
     doc: &str,
     new_line: bool,
     tab: bool,
@@ -526,21 +516,21 @@ pub fn whitespace_spans(
 
 /// `get_words_from_document(doc)` without a tokenizer: [`split_on_whitespace`] on space, newline
 /// and tab.
-pub fn words_from_document(doc: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn words_from_document(doc: &str) -> impl Iterator<Item = &str> {
     split_on_whitespace(doc, true, true)
 }
 
 /// Data-Juicer's `strip(document, strip_characters)`: drop leading and trailing characters of the
 /// set.
 #[inline]
-pub fn strip_chars<'a>(s: &'a str, set: &CharSet) -> &'a str {
+pub(crate) fn strip_chars<'a>(s: &'a str, set: &CharSet) -> &'a str {
     set.trim(s)
 }
 
 /// Data-Juicer's `words_refinement(words, lower_case, strip_chars)` without word augmentation
 /// (none of the ops here use it): optionally lower-case (Python `str.lower()`), then strip the set
 /// from both ends and drop words that become empty.
-pub fn words_refinement<'a>(
+pub(crate) fn words_refinement<'a>(
     words: impl IntoIterator<Item = &'a str>,
     lower_case: bool,
     strip: Option<&'a CharSet>,
@@ -564,7 +554,7 @@ pub fn words_refinement<'a>(
 /// rule for U+03A3. This is Rust's `str::to_lowercase`, which implements the same algorithm, except
 /// for the characters whose lower-case mapping arrived after Unicode 14: CPython 3.11 leaves them
 /// unchanged, and so does this (a unit test checks every code point against CPython's table).
-pub fn py_lower(s: &str) -> Cow<'_, str> {
+pub(crate) fn py_lower(s: &str) -> Cow<'_, str> {
     if s.is_ascii() {
         return if s.bytes().any(|b| b.is_ascii_uppercase()) {
             Cow::Owned(s.to_ascii_lowercase())

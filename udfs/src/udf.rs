@@ -81,7 +81,7 @@ impl UdfIdentity {
 }
 
 /// What an operator UDF computes from its argument arrays (scalars already expanded).
-pub trait UdfBody: Debug + Send + Sync {
+pub(crate) trait UdfBody: Debug + Send + Sync {
     fn invoke(&self, args: &[ArrayRef]) -> Result<ArrayRef>;
 }
 
@@ -97,7 +97,7 @@ pub struct OpUdf {
 }
 
 impl OpUdf {
-    pub fn new_udf(
+    pub(crate) fn new_udf(
         id: UdfIdentity,
         signature: Signature,
         output: Option<DataType>,
@@ -129,13 +129,13 @@ impl OpUdf {
         Self::new_udf(id, signature, output, Arc::new(FnBody(f)))
     }
 
-    pub fn identity(&self) -> &UdfIdentity {
+    pub(crate) fn identity(&self) -> &UdfIdentity {
         &self.id
     }
 }
 
 /// One string argument (Utf8, LargeUtf8 or Utf8View).
-pub fn text_signature() -> Signature {
+pub(crate) fn text_signature() -> Signature {
     Signature::string(1, Volatility::Immutable)
 }
 
@@ -175,7 +175,7 @@ impl ScalarUDFImpl for OpUdf {
 }
 
 /// The one string argument of a text UDF.
-pub fn single_array(args: &[ArrayRef]) -> Result<&ArrayRef> {
+pub(crate) fn single_array(args: &[ArrayRef]) -> Result<&ArrayRef> {
     match args {
         [array] => Ok(array),
         _ => exec_err!("expected exactly one argument, got {}", args.len()),
@@ -215,7 +215,7 @@ impl UdfBody for FnBody {
 }
 
 /// Applies `mapper` to every non-null value; nulls stay null. Keeps the array's string type.
-pub fn map_string_array(array: &ArrayRef, mapper: &dyn TextMapper) -> Result<ArrayRef> {
+pub(crate) fn map_string_array(array: &ArrayRef, mapper: &dyn TextMapper) -> Result<ArrayRef> {
     let out: ArrayRef = match array.data_type() {
         DataType::Utf8 => {
             let a = array.as_string::<i32>();
@@ -244,7 +244,7 @@ pub fn map_string_array(array: &ArrayRef, mapper: &dyn TextMapper) -> Result<Arr
 }
 
 /// Computes `stat` for every non-null value; nulls give null.
-pub fn stat_string_array(array: &ArrayRef, stat: &dyn TextStat) -> Result<ArrayRef> {
+pub(crate) fn stat_string_array(array: &ArrayRef, stat: &dyn TextStat) -> Result<ArrayRef> {
     let values: Box<dyn Iterator<Item = Option<&str>>> = match array.data_type() {
         DataType::Utf8 => Box::new(array.as_string::<i32>().iter()),
         DataType::LargeUtf8 => Box::new(array.as_string::<i64>().iter()),
@@ -276,11 +276,6 @@ pub fn stat_string_array(array: &ArrayRef, stat: &dyn TextStat) -> Result<ArrayR
     Ok(out)
 }
 
-/// Convenience for tests and benchmarks: apply a mapper to a slice of strings.
-pub fn map_all(mapper: &dyn TextMapper, texts: &[&str]) -> Vec<String> {
-    texts.iter().map(|t| mapper.map(t).into_owned()).collect()
-}
-
 /// A columnar function of a UDF built from a closure: all argument arrays (scalars expanded) ->
 /// one output array of the declared type.
-pub type ArrayFn = dyn Fn(&[ArrayRef]) -> Result<ArrayRef> + Send + Sync;
+pub(crate) type ArrayFn = dyn Fn(&[ArrayRef]) -> Result<ArrayRef> + Send + Sync;

@@ -8,7 +8,7 @@ use serde_json::{Map, Number, Value};
 
 /// The value at `row` of `array` as JSON (null for nulls; structs become objects, lists arrays).
 /// Types the JSON loader never produces (binary, temporal) become their display string.
-pub fn cell_value(array: &dyn Array, row: usize) -> Value {
+pub(crate) fn cell_value(array: &dyn Array, row: usize) -> Value {
     if array.is_null(row) {
         return Value::Null;
     }
@@ -68,7 +68,7 @@ fn as_number(v: &Value) -> Option<f64> {
 
 /// Python `a == b` for JSON-shaped values: numbers and bools compare by value, strings exactly,
 /// lists element-wise, dicts by key set and values.
-pub fn py_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn py_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Null, Value::Null) => true,
         (Value::String(x), Value::String(y)) => x == y,
@@ -101,7 +101,7 @@ fn int_of(v: &Value) -> Option<i128> {
 }
 
 /// Python truthiness (`if v:`).
-pub fn py_truthy(v: &Value) -> bool {
+pub(crate) fn py_truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -114,7 +114,7 @@ pub fn py_truthy(v: &Value) -> bool {
 
 /// Why Python's `float(v)` fails.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FloatError {
+pub(crate) enum FloatError {
     /// `ValueError`: a string that is not a number.
     Value,
     /// `TypeError`: a list, dict or None.
@@ -124,7 +124,7 @@ pub enum FloatError {
 /// Python's `float(v)`: numbers, bools and numeric strings (surrounding whitespace, `_` between
 /// digits, `inf`/`nan` in any case) convert; other strings are a `ValueError`, containers a
 /// `TypeError`.
-pub fn py_float(v: &Value) -> Result<f64, FloatError> {
+pub(crate) fn py_float(v: &Value) -> Result<f64, FloatError> {
     match v {
         Value::String(s) => parse_py_float(s).ok_or(FloatError::Value),
         other => as_number(other).ok_or(FloatError::Type),

@@ -32,7 +32,7 @@ pub fn identity_of(udf: &ScalarUDF) -> Option<&UdfIdentity> {
 }
 
 /// Every UDF an operator instance evaluates.
-pub fn operator_udfs(op: &Operator) -> Vec<Arc<ScalarUDF>> {
+pub(crate) fn operator_udfs(op: &Operator) -> Vec<Arc<ScalarUDF>> {
     match op {
         Operator::Mapper { udf } => vec![udf.clone()],
         Operator::Filter(f) => vec![f.stat_udf.clone()],

@@ -307,7 +307,7 @@ impl DedupBarrier {
 
     /// Partition `p`'s keep-mask once every partition's keys are in (`None` before); the
     /// decision's error if it failed.
-    pub fn mask(&self, p: usize) -> Result<Option<Vec<bool>>> {
+    pub(crate) fn mask(&self, p: usize) -> Result<Option<Vec<bool>>> {
         match &self.state.lock().unwrap().keep {
             None => Ok(None),
             Some(Ok(keep)) => Ok(Some(keep[p].clone())),
@@ -326,7 +326,7 @@ impl DedupBarrier {
     }
 
     /// File holding partition `p`'s keys.
-    pub fn keys_path(&self, p: usize) -> Option<PathBuf> {
+    pub(crate) fn keys_path(&self, p: usize) -> Option<PathBuf> {
         self.dir
             .as_ref()
             .map(|d| d.join(keys_file_name(self.op_index, p)))

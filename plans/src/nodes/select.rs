@@ -33,7 +33,7 @@ pub const ORDER_COLUMN: &str = "__dj__order";
 
 /// One partition's rows at a selector: dataset-order key and value per row.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SelectRows {
+pub(crate) struct SelectRows {
     order: Vec<u64>,
     values: Vec<SelectValue>,
 }
@@ -110,7 +110,7 @@ impl SelectBarrier {
     }
 
     /// File holding partition `p`'s selector values.
-    pub fn values_path(&self, p: usize) -> Option<PathBuf> {
+    pub(crate) fn values_path(&self, p: usize) -> Option<PathBuf> {
         self.dir
             .as_ref()
             .map(|d| d.join(values_file_name(self.op_index, p)))

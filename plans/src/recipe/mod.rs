@@ -66,7 +66,7 @@ pub enum Engine {
 }
 
 /// Ballista's default scheduler address.
-pub const DEFAULT_SCHEDULER: &str = "127.0.0.1:50050";
+pub(crate) const DEFAULT_SCHEDULER: &str = "127.0.0.1:50050";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

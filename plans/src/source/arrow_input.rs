@@ -34,7 +34,7 @@ pub fn index(path: &Path) -> Result<(InputFile, Schema), SourceError> {
     Ok((file, schema))
 }
 
-pub fn read_range(
+pub(crate) fn read_range(
     file: &InputFile,
     schema: &SchemaRef,
     start: u64,

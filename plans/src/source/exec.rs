@@ -80,11 +80,11 @@ impl RowRangeExec {
         &self.index
     }
 
-    pub fn projection(&self) -> Option<&Vec<usize>> {
+    pub(crate) fn projection(&self) -> Option<&Vec<usize>> {
         self.projection.as_ref()
     }
 
-    pub fn hash_sink(&self) -> Option<&Arc<dyn RangeHashSink>> {
+    pub(crate) fn hash_sink(&self) -> Option<&Arc<dyn RangeHashSink>> {
         self.hash_sink.as_ref()
     }
 }
@@ -259,7 +259,7 @@ impl RowRangeTable {
         &self.ranges
     }
 
-    pub fn hash_sink(&self) -> Option<&Arc<dyn RangeHashSink>> {
+    pub(crate) fn hash_sink(&self) -> Option<&Arc<dyn RangeHashSink>> {
         self.hash_sink.as_ref()
     }
 }

@@ -26,7 +26,7 @@ pub enum Compression {
 }
 
 /// Format and compression from a file name, or `None` if it is not a supported input.
-pub fn classify(path: &Path) -> Option<(FileFormat, Compression)> {
+pub(crate) fn classify(path: &Path) -> Option<(FileFormat, Compression)> {
     let name = path.file_name()?.to_str()?.to_ascii_lowercase();
     let (stem, compression) = if let Some(s) = name.strip_suffix(".gz") {
         (s, Compression::Gzip)
@@ -52,27 +52,18 @@ pub fn classify(path: &Path) -> Option<(FileFormat, Compression)> {
     }
 }
 
-/// The input files of `dataset_path`, in order.
-pub fn discover(
-    dataset_path: &str,
-) -> Result<Vec<(PathBuf, FileFormat, Compression)>, SourceError> {
-    Ok(discover_all(dataset_path)?
-        .into_iter()
-        .map(|(p, f, c, _)| (p, f, c))
-        .collect())
-}
-
 /// One input file found for a dataset: its local path, format, compression, and the object it
 /// was downloaded from when the dataset is on object storage.
-pub type Found = (
+pub(crate) type Found = (
     PathBuf,
     FileFormat,
     Compression,
     Option<crate::store::RemoteObject>,
 );
 
-/// Like [`discover`], for local paths, `file://` URLs and object storage (`s3://`).
-pub fn discover_all(dataset_path: &str) -> Result<Vec<Found>, SourceError> {
+/// The input files of `dataset_path`, in order: local paths, `file://` URLs and object storage
+/// (`s3://`).
+pub(crate) fn discover_all(dataset_path: &str) -> Result<Vec<Found>, SourceError> {
     if crate::store::is_remote(dataset_path) {
         let fetched =
             crate::store::fetch_dataset(dataset_path).map_err(|e| SourceError::Invalid {

@@ -15,8 +15,8 @@ use super::files::{Compression, FileFormat, open};
 use super::{InputFile, MARK_BYTES, MARK_MIN_ROWS, SEEK_EVERY, SeekPoint, SourceError};
 
 /// Rows are flushed into a batch at this many rows or [`BATCH_BYTES`] bytes of JSON.
-pub const BATCH_ROWS: usize = 8192;
-pub const BATCH_BYTES: usize = 8 << 20;
+pub(crate) const BATCH_ROWS: usize = 8192;
+pub(crate) const BATCH_BYTES: usize = 8 << 20;
 
 /// Reads a file line by line, tracking byte offsets and 1-based line numbers; skips blank lines.
 struct Lines<R> {
@@ -200,7 +200,7 @@ pub fn index(
 }
 
 /// Uncompressed JSON lines files at least this large are indexed in parallel parts.
-pub const PARALLEL_INDEX_BYTES: u64 = 32 << 20;
+pub(crate) const PARALLEL_INDEX_BYTES: u64 = 32 << 20;
 
 /// One part of a file indexed on its own: rows, seek points with part-local rows and lines,
 /// lines read (blank ones included), and the part's inferred schema.
@@ -397,7 +397,7 @@ fn load_array(path: &Path, compression: Compression) -> Result<Vec<Value>, Sourc
 
 /// Reads rows `[start, end)` of `file` (file-local indices) with `schema` (which may be a
 /// projection: other fields are skipped), calling `emit` per batch until it returns false.
-pub fn read_range(
+pub(crate) fn read_range(
     file: &InputFile,
     schema: &SchemaRef,
     start: u64,

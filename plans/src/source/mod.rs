@@ -19,7 +19,8 @@ use datafusion::arrow::datatypes::SchemaRef;
 
 pub use content_hash::{ContentHasher, HASH_ALGORITHM, RangeDigest, RangeHashSink};
 pub use exec::{RowRangeExec, RowRangeTable};
-pub use files::{Compression, FileFormat, discover, discover_all};
+pub(crate) use files::discover_all;
+pub use files::{Compression, FileFormat};
 
 /// Input problems: which file, which line, what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -107,10 +108,10 @@ impl InputFile {
 }
 
 /// JSONL seek-point spacing, in rows.
-pub const SEEK_EVERY: u64 = 4096;
+pub(crate) const SEEK_EVERY: u64 = 4096;
 /// JSONL byte-mark spacing: a mark once this many bytes and [`MARK_MIN_ROWS`] rows passed.
-pub const MARK_BYTES: u64 = 256 << 10;
-pub const MARK_MIN_ROWS: u64 = 16;
+pub(crate) const MARK_BYTES: u64 = 256 << 10;
+pub(crate) const MARK_MIN_ROWS: u64 = 16;
 
 /// The whole input: files in order, their merged schema, and the row count.
 #[derive(Debug)]
@@ -180,7 +181,7 @@ impl InputIndex {
 
     /// `n` balanced contiguous ranges: the first `rows % n` get one extra row (Data-Juicer's
     /// split). `n` is clamped to `[1, rows]`; an empty input gives one empty range.
-    pub fn balanced_ranges(&self, n: usize) -> Vec<RowRange> {
+    pub(crate) fn balanced_ranges(&self, n: usize) -> Vec<RowRange> {
         balanced_ranges(self.total_rows, n)
     }
 
@@ -260,7 +261,7 @@ impl InputIndex {
 
     /// Makes sure every input file is on this machine: a cached object-storage input missing
     /// here (another process indexed it) is downloaded to this machine's cache.
-    pub fn ensure_local(&mut self) -> Result<(), SourceError> {
+    pub(crate) fn ensure_local(&mut self) -> Result<(), SourceError> {
         for file in &mut self.files {
             if let Some(remote) = &file.remote
                 && !file.path.is_file()
@@ -281,7 +282,7 @@ impl InputIndex {
 }
 
 /// See [`InputIndex::balanced_ranges`].
-pub fn balanced_ranges(rows: u64, n: usize) -> Vec<RowRange> {
+pub(crate) fn balanced_ranges(rows: u64, n: usize) -> Vec<RowRange> {
     let n = (n as u64).clamp(1, rows.max(1));
     let (base, rem) = (rows / n, rows % n);
     let mut start = 0;

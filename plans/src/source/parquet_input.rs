@@ -33,7 +33,7 @@ pub fn index(path: &Path) -> Result<(InputFile, Schema), SourceError> {
 }
 
 /// Reads rows `[start, end)` of the file, the columns of `schema` only, cast to its types.
-pub fn read_range(
+pub(crate) fn read_range(
     file: &InputFile,
     schema: &SchemaRef,
     start: u64,
@@ -92,7 +92,7 @@ pub fn read_range(
 }
 
 /// Reorders/casts/null-fills a batch to `schema` (files of one dataset may differ slightly).
-pub fn conform(
+pub(crate) fn conform(
     batch: RecordBatch,
     schema: &SchemaRef,
 ) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {

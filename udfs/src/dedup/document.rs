@@ -14,7 +14,7 @@ use crate::text::{is_regex_space, py_lower, py_strip, regex_digit};
 use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
 /// Lower-case hex MD5 of the UTF-8 bytes of `s` (Python `hashlib.md5(s.encode()).hexdigest()`).
-pub fn md5_hex(s: &str) -> String {
+pub(crate) fn md5_hex(s: &str) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Md5::digest(s.as_bytes());
     let mut out = String::with_capacity(32);
@@ -38,7 +38,11 @@ fn is_non_character(c: char) -> bool {
 
 /// The text Data-Juicer hashes: optionally Python `str.lower()`, optionally with every whitespace
 /// run, digit run and ASCII punctuation character removed, then Python `str.strip()`.
-pub fn normalize_for_hash(text: &str, lowercase: bool, ignore_non_character: bool) -> Cow<'_, str> {
+pub(crate) fn normalize_for_hash(
+    text: &str,
+    lowercase: bool,
+    ignore_non_character: bool,
+) -> Cow<'_, str> {
     let text = if lowercase {
         py_lower(text)
     } else {
@@ -63,7 +67,7 @@ pub fn normalize_for_hash(text: &str, lowercase: bool, ignore_non_character: boo
 }
 
 /// `DocumentDeduplicator.compute_hash`: MD5 hex of [`normalize_for_hash`].
-pub fn document_hash(text: &str, lowercase: bool, ignore_non_character: bool) -> String {
+pub(crate) fn document_hash(text: &str, lowercase: bool, ignore_non_character: bool) -> String {
     md5_hex(&normalize_for_hash(text, lowercase, ignore_non_character))
 }
 
@@ -83,7 +87,7 @@ impl TextMapper for DocumentHash {
     }
 }
 
-pub fn document_deduplicator_spec() -> OpSpec {
+pub(crate) fn document_deduplicator_spec() -> OpSpec {
     OpSpec {
         name: "document_deduplicator",
         kind: OpKind::Deduplicator,

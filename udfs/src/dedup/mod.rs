@@ -6,7 +6,7 @@ pub mod minhash;
 pub mod simhash;
 
 /// The deduplicators, in registry order.
-pub fn specs() -> Vec<crate::spec::OpSpec> {
+pub(crate) fn specs() -> Vec<crate::spec::OpSpec> {
     vec![
         document::document_deduplicator_spec(),
         minhash::document_minhash_deduplicator_spec(),

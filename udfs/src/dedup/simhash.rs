@@ -47,12 +47,12 @@ use crate::spec::{OpKind, OpSpec};
 use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
 /// Name of the SimHash column, as Data-Juicer names it (`HashKeys.simhash`).
-pub const SIMHASH_COLUMN: &str = "__dj__simhash";
+pub(crate) const SIMHASH_COLUMN: &str = "__dj__simhash";
 /// Bits of a SimHash value.
-pub const BITS: usize = 64;
+pub(crate) const BITS: usize = 64;
 
 /// `simhash.unsigned_hash(data)`: the first 8 bytes of the MD5 digest, big-endian.
-pub fn unsigned_hash(data: &[u8]) -> u64 {
+pub(crate) fn unsigned_hash(data: &[u8]) -> u64 {
     let digest = Md5::digest(data);
     u64::from_be_bytes(digest[..8].try_into().expect("MD5 has 16 bytes"))
 }
@@ -93,7 +93,7 @@ impl BitCounts {
 
 /// Text -> SimHash, as `DocumentSimhashDeduplicator.compute_hash` does.
 #[derive(Debug)]
-pub struct SimHasher {
+pub(crate) struct SimHasher {
     shingler: Shingler,
 }
 
@@ -111,7 +111,8 @@ impl SimHasher {
     }
 
     /// The [`unsigned_hash`] of every shingle, in text order, duplicates included.
-    pub fn shingle_hashes(&self, text: &str) -> Vec<u64> {
+    #[cfg(test)]
+    pub(crate) fn shingle_hashes(&self, text: &str) -> Vec<u64> {
         let mut hashes = Vec::new();
         self.shingler
             .for_each_shingle(text, |s| hashes.push(unsigned_hash(s)));
@@ -132,7 +133,7 @@ impl SimHasher {
 // ---------------------------------------------------------------------------------------------
 
 /// Checks `find_all`'s constraints on its parameters (it throws `std::invalid_argument`).
-pub fn check_blocks(num_blocks: usize, hamming_distance: usize) -> Result<(), String> {
+pub(crate) fn check_blocks(num_blocks: usize, hamming_distance: usize) -> Result<(), String> {
     if num_blocks > BITS {
         return Err(format!(
             "num_blocks must not exceed {BITS}, got {num_blocks}"
@@ -149,7 +150,7 @@ pub fn check_blocks(num_blocks: usize, hamming_distance: usize) -> Result<(), St
 /// One of simhash-cpp's permutations: the chosen `num_blocks - hamming_distance` blocks moved to
 /// the top bits (in block order), then the other blocks (in block order).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Permutation {
+pub(crate) struct Permutation {
     /// `(mask, offset)` per block in permuted order: `apply` moves `h & mask` left by `offset`
     /// (right when negative).
     blocks: Vec<(u64, i32)>,
@@ -213,7 +214,7 @@ impl Permutation {
     }
 
     /// The leading bits (the chosen blocks) that must be equal for a match.
-    pub fn search_mask(&self) -> u64 {
+    pub(crate) fn search_mask(&self) -> u64 {
         self.search_mask
     }
 }
@@ -262,7 +263,7 @@ enum Search {
 /// (runs are short). Only when there are more permutations than values (e.g. `num_blocks` 20,
 /// `hamming_distance` 10: 184756 permutations), all `n (n - 1) / 2` pairs are compared instead,
 /// which is then cheaper; both find exactly the pairs within the distance.
-pub fn for_each_match(
+pub(crate) fn for_each_match(
     hashes: &[u64],
     num_blocks: usize,
     hamming_distance: usize,
@@ -392,7 +393,7 @@ impl TextMapper for SimHasher {
 
 const TOKENIZATIONS: &[&str] = &["space", "punctuation", "character"];
 
-pub fn document_simhash_deduplicator_spec() -> OpSpec {
+pub(crate) fn document_simhash_deduplicator_spec() -> OpSpec {
     OpSpec {
         name: "document_simhash_deduplicator",
         kind: OpKind::Deduplicator,

@@ -16,7 +16,7 @@ use crate::spec::{OpKind, OpSpec};
 use crate::udf::{OpUdf, UdfIdentity};
 use crate::value::{FloatError, cell_value, py_eq, py_float, py_truthy};
 
-pub fn specified_field_spec() -> OpSpec {
+pub(crate) fn specified_field_spec() -> OpSpec {
     OpSpec {
         name: "specified_field_filter",
         kind: OpKind::Filter,
@@ -41,7 +41,7 @@ pub fn specified_field_spec() -> OpSpec {
     }
 }
 
-pub fn suffix_spec() -> OpSpec {
+pub(crate) fn suffix_spec() -> OpSpec {
     OpSpec {
         name: "suffix_filter",
         kind: OpKind::Filter,
@@ -94,9 +94,9 @@ fn build_suffix(p: &Params) -> Result<Operator, ParamError> {
 }
 
 /// Data-Juicer's `Fields.suffix`.
-pub const SUFFIX_COLUMN: &str = "__dj__suffix__";
+pub(crate) const SUFFIX_COLUMN: &str = "__dj__suffix__";
 
-pub fn specified_numeric_field_spec() -> OpSpec {
+pub(crate) fn specified_numeric_field_spec() -> OpSpec {
     OpSpec {
         name: "specified_numeric_field_filter",
         kind: OpKind::Filter,
@@ -151,7 +151,7 @@ fn copy_stat(p: &Params, key: String) -> FieldStat {
 }
 
 /// Rebuilds `array` with every Float64 value passed through Data-Juicer's ujson round trip.
-pub fn ujson_normalize(array: &ArrayRef) -> ArrayRef {
+pub(crate) fn ujson_normalize(array: &ArrayRef) -> ArrayRef {
     match array.data_type() {
         DataType::Float64 => {
             let a = array.as_primitive::<arrow::datatypes::Float64Type>();

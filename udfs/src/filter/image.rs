@@ -33,7 +33,7 @@ fn any_or_all() -> ParamSpec {
     )
 }
 
-pub fn image_size_spec() -> OpSpec {
+pub(crate) fn image_size_spec() -> OpSpec {
     OpSpec {
         name: "image_size_filter",
         kind: OpKind::Filter,
@@ -59,7 +59,7 @@ pub fn image_size_spec() -> OpSpec {
     }
 }
 
-pub fn image_aspect_ratio_spec() -> OpSpec {
+pub(crate) fn image_aspect_ratio_spec() -> OpSpec {
     OpSpec {
         name: "image_aspect_ratio_filter",
         kind: OpKind::Filter,
@@ -85,7 +85,7 @@ pub fn image_aspect_ratio_spec() -> OpSpec {
     }
 }
 
-pub fn image_shape_spec() -> OpSpec {
+pub(crate) fn image_shape_spec() -> OpSpec {
     OpSpec {
         name: "image_shape_filter",
         kind: OpKind::Filter,
@@ -115,7 +115,7 @@ pub fn image_shape_spec() -> OpSpec {
 
 /// Data-Juicer's `size_to_bytes`: the digits of `size` (all of them, so `1.5KB` is 15 KiB, as
 /// there) shifted by the unit; KB and KiB both mean 1024.
-pub fn size_to_bytes(size: &str) -> Result<i128, String> {
+pub(crate) fn size_to_bytes(size: &str) -> Result<i128, String> {
     let digits: String = size.chars().filter(|c| c.is_ascii_digit()).collect();
     if digits.is_empty() {
         return Err(format!(

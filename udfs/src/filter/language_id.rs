@@ -21,7 +21,7 @@ use crate::udf::{OpUdf, UdfIdentity};
 /// The model Data-Juicer's `prepare_fasttext_model` loads.
 const MODEL_FILE: &str = "lid.176.bin";
 
-pub fn language_id_spec() -> OpSpec {
+pub(crate) fn language_id_spec() -> OpSpec {
     OpSpec {
         name: "language_id_score_filter",
         kind: OpKind::Filter,

@@ -10,7 +10,7 @@ use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{OpKind, OpSpec};
-use crate::text::{is_special_char, words_from_document};
+use crate::text::is_special_char;
 use crate::udf::{StatType, StatValue, TextStat};
 
 /// `len(text)` in Unicode code points, as Python counts it.
@@ -30,7 +30,7 @@ impl TextStat for TextLen {
     }
 }
 
-pub fn text_length_spec() -> OpSpec {
+pub(crate) fn text_length_spec() -> OpSpec {
     OpSpec {
         name: "text_length_filter",
         kind: OpKind::Filter,
@@ -63,8 +63,9 @@ fn build_text_length(p: &Params) -> Result<Operator, ParamError> {
 /// `words_num_filter`'s stat without tokenization: split on ASCII space, `\n` and `\t`, strip
 /// `SPECIAL_CHARACTERS` from both ends of each word and count the words left non-empty (a word is
 /// kept iff it has a character outside the set). No lower-casing, as in Data-Juicer.
-pub fn num_words(text: &str) -> i64 {
-    count_words(&mut words_from_document(text))
+#[cfg(test)]
+pub(crate) fn num_words(text: &str) -> i64 {
+    count_words(&mut crate::text::words_from_document(text))
 }
 
 fn count_words(words: &mut dyn Iterator<Item = &str>) -> i64 {
@@ -87,7 +88,7 @@ impl TextStat for NumWords {
     }
 }
 
-pub fn words_num_spec() -> OpSpec {
+pub(crate) fn words_num_spec() -> OpSpec {
     OpSpec {
         name: "words_num_filter",
         kind: OpKind::Filter,

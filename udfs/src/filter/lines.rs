@@ -18,7 +18,7 @@ use crate::udf::{StatType, StatValue, TextStat};
 /// `average_line_length_filter`'s `avg_line_length`: `len(text) / len(text.splitlines())`, where
 /// the numerator counts every code point of the text, line breaks included; 0.0 when the text has
 /// no lines (it is empty).
-pub fn avg_line_length(text: &str) -> f64 {
+pub(crate) fn avg_line_length(text: &str) -> f64 {
     let lines = py_lines(text).count();
     if lines == 0 {
         0.0
@@ -29,7 +29,7 @@ pub fn avg_line_length(text: &str) -> f64 {
 
 /// `maximum_line_length_filter`'s `max_line_length`: the longest line of `text.splitlines()` in
 /// code points (line breaks excluded); 0 when the text has no lines.
-pub fn max_line_length(text: &str) -> i64 {
+pub(crate) fn max_line_length(text: &str) -> i64 {
     py_lines(text)
         .map(|l| l.chars().count() as i64)
         .max()
@@ -72,7 +72,7 @@ fn len_params() -> Vec<ParamSpec> {
     ]
 }
 
-pub fn average_line_length_spec() -> OpSpec {
+pub(crate) fn average_line_length_spec() -> OpSpec {
     OpSpec {
         name: "average_line_length_filter",
         kind: OpKind::Filter,
@@ -93,7 +93,7 @@ fn build_average_line_length(p: &Params) -> Result<Operator, ParamError> {
     ))
 }
 
-pub fn maximum_line_length_spec() -> OpSpec {
+pub(crate) fn maximum_line_length_spec() -> OpSpec {
     OpSpec {
         name: "maximum_line_length_filter",
         kind: OpKind::Filter,

@@ -14,7 +14,7 @@ pub mod wordlist;
 pub mod words;
 
 /// The filters, in registry order.
-pub fn specs() -> Vec<crate::spec::OpSpec> {
+pub(crate) fn specs() -> Vec<crate::spec::OpSpec> {
     vec![
         length::text_length_spec(),
         length::words_num_spec(),

@@ -14,7 +14,7 @@ use crate::spec::{OpKind, OpSpec};
 use crate::text::{is_py_space, py_lines};
 use crate::udf::{StatType, StatValue, TextStat};
 
-pub fn perplexity_spec() -> OpSpec {
+pub(crate) fn perplexity_spec() -> OpSpec {
     OpSpec {
         name: "perplexity_filter",
         kind: OpKind::Filter,
@@ -43,7 +43,7 @@ pub fn perplexity_spec() -> OpSpec {
 
 /// Python `round(x, 1)`: the nearest double to the correctly rounded one-decimal value of `x`
 /// (ties to even on the exact binary value, as Python's dtoa-based rounding does).
-pub fn py_round1(x: f64) -> f64 {
+pub(crate) fn py_round1(x: f64) -> f64 {
     if !x.is_finite() {
         return x;
     }

@@ -82,7 +82,7 @@ impl TextStat for SpecialCharRatio {
     }
 }
 
-pub fn alphanumeric_spec() -> OpSpec {
+pub(crate) fn alphanumeric_spec() -> OpSpec {
     OpSpec {
         name: "alphanumeric_filter",
         kind: OpKind::Filter,
@@ -137,7 +137,7 @@ fn build_alphanumeric(p: &Params) -> Result<Operator, ParamError> {
     ))
 }
 
-pub fn special_characters_spec() -> OpSpec {
+pub(crate) fn special_characters_spec() -> OpSpec {
     OpSpec {
         name: "special_characters_filter",
         kind: OpKind::Filter,

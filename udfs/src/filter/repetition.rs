@@ -118,7 +118,7 @@ impl TextStat for CharRepRatio {
     }
 }
 
-pub fn character_repetition_spec() -> OpSpec {
+pub(crate) fn character_repetition_spec() -> OpSpec {
     OpSpec {
         name: "character_repetition_filter",
         kind: OpKind::Filter,

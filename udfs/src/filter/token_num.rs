@@ -13,7 +13,7 @@ use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{OpKind, OpSpec};
 use crate::udf::{StatType, StatValue, TextStat};
 
-pub fn token_num_spec() -> OpSpec {
+pub(crate) fn token_num_spec() -> OpSpec {
     OpSpec {
         name: "token_num_filter",
         kind: OpKind::Filter,

@@ -50,7 +50,7 @@ const FLAGGED_WORDS: Asset = Asset {
 };
 
 /// Data-Juicer's `ASSET_DIR` (utils/cache_utils.py), from the process environment.
-pub fn default_asset_dir() -> PathBuf {
+pub(crate) fn default_asset_dir() -> PathBuf {
     crate::cache_dirs::asset_dir(&crate::cache_dirs::process_env)
 }
 
@@ -141,7 +141,7 @@ fn read_word_lists(dir: &Path, asset: &Asset) -> Result<WordLists, String> {
 /// count twice, as in Data-Juicer). Meant for text whose listed words span several tokens, such
 /// as space-segmented Chinese.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WordsAug {
+pub(crate) struct WordsAug {
     pub group_sizes: Vec<usize>,
     pub join: String,
 }
@@ -150,7 +150,8 @@ pub struct WordsAug {
 /// lower-cased, special characters stripped from both ends, empties dropped) followed by the
 /// augmented word groups; 0.0 when there are none. Data-Juicer clamps to 1.0, which a share
 /// never exceeds.
-pub fn listed_word_ratio(text: &str, list: &HashSet<String>, aug: Option<&WordsAug>) -> f64 {
+#[cfg(test)]
+pub(crate) fn listed_word_ratio(text: &str, list: &HashSet<String>, aug: Option<&WordsAug>) -> f64 {
     with_refined_words(&WordSource::Whitespace, text, |w| {
         listed_ratio_of(w, list, aug)
     })
@@ -309,7 +310,7 @@ fn build_word_list_filter(
     ))
 }
 
-pub fn stopwords_spec() -> OpSpec {
+pub(crate) fn stopwords_spec() -> OpSpec {
     OpSpec {
         name: "stopwords_filter",
         kind: OpKind::Filter,
@@ -329,7 +330,7 @@ pub fn stopwords_spec() -> OpSpec {
     }
 }
 
-pub fn flagged_words_spec() -> OpSpec {
+pub(crate) fn flagged_words_spec() -> OpSpec {
     OpSpec {
         name: "flagged_words_filter",
         kind: OpKind::Filter,

@@ -18,7 +18,8 @@ use crate::udf::{StatType, StatValue, TextStat};
 /// The words Data-Juicer's word filters see without a tokenizer: split on ASCII space, `\n` and
 /// `\t`, lower-cased (Python `str.lower()`), `SPECIAL_CHARACTERS` stripped from both ends, empty
 /// words dropped.
-pub fn refined_words(text: &str) -> Vec<Cow<'_, str>> {
+#[cfg(test)]
+pub(crate) fn refined_words(text: &str) -> Vec<Cow<'_, str>> {
     refine(&mut words_from_document(text))
 }
 
@@ -113,7 +114,7 @@ impl TextStat for WordRepRatio {
     }
 }
 
-pub fn word_repetition_spec() -> OpSpec {
+pub(crate) fn word_repetition_spec() -> OpSpec {
     OpSpec {
         name: "word_repetition_filter",
         kind: OpKind::Filter,

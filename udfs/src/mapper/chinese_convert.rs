@@ -14,7 +14,7 @@ use crate::spec::{OpKind, OpSpec};
 use crate::udf::TextMapper;
 
 /// The modes Data-Juicer accepts, in its order.
-pub const MODES: &[&str] = &[
+pub(crate) const MODES: &[&str] = &[
     "s2t", "t2s", "s2tw", "tw2s", "s2hk", "hk2s", "s2twp", "tw2sp", "t2tw", "tw2t", "hk2t", "t2hk",
     "t2jp", "jp2t",
 ];
@@ -289,7 +289,8 @@ impl TextMapper for ChineseConvert {
 }
 
 /// Converts `text` with OpenCC mode `mode` (one of [`MODES`]); `None` for an unknown mode.
-pub fn convert_chinese<'a>(mode: &str, text: &'a str) -> Option<Cow<'a, str>> {
+#[cfg(test)]
+pub(crate) fn convert_chinese<'a>(mode: &str, text: &'a str) -> Option<Cow<'a, str>> {
     Converter::for_mode(mode).map(|c| c.convert(text))
 }
 
@@ -302,7 +303,7 @@ fn chinese_convert_params() -> Vec<ParamSpec> {
     )]
 }
 
-pub fn chinese_convert_spec() -> OpSpec {
+pub(crate) fn chinese_convert_spec() -> OpSpec {
     OpSpec {
         name: "chinese_convert_mapper",
         kind: OpKind::Mapper,

@@ -26,10 +26,10 @@ use crate::text::{regex_digit, regex_word};
 use crate::udf::TextMapper;
 
 /// Data-Juicer's default email pattern (no flags besides DOTALL; ASCII classes only).
-pub const DEFAULT_EMAIL_PATTERN: &str = r"[A-Za-z0-9.\-+_]+@[a-z0-9.\-+_]+\.[a-z]+";
+pub(crate) const DEFAULT_EMAIL_PATTERN: &str = r"[A-Za-z0-9.\-+_]+@[a-z0-9.\-+_]+\.[a-z]+";
 
 /// Data-Juicer's default link pattern, verbatim (Python syntax).
-pub const DEFAULT_LINKS_PATTERN: &str = concat!(
+pub(crate) const DEFAULT_LINKS_PATTERN: &str = concat!(
     r"(?i)\b(",
     r"(?:[a-z][\w-]+:(?:\/{1,3}|",
     r"[a-z0-9%])|www\d{0,3}[.]|",
@@ -76,7 +76,7 @@ fn default_links_rust_pattern() -> String {
 
 /// `regex.sub(pattern, repl, text, flags=DOTALL)` as a text mapper.
 #[derive(Debug)]
-pub struct RegexCleaner {
+pub(crate) struct RegexCleaner {
     re: Arc<PyRegex>,
     repl: Template,
 }
@@ -161,7 +161,7 @@ fn clean_params() -> Vec<ParamSpec> {
     ]
 }
 
-pub fn clean_email_spec() -> OpSpec {
+pub(crate) fn clean_email_spec() -> OpSpec {
     OpSpec {
         name: "clean_email_mapper",
         kind: OpKind::Mapper,
@@ -176,7 +176,7 @@ pub fn clean_email_spec() -> OpSpec {
     }
 }
 
-pub fn clean_links_spec() -> OpSpec {
+pub(crate) fn clean_links_spec() -> OpSpec {
     OpSpec {
         name: "clean_links_mapper",
         kind: OpKind::Mapper,

@@ -20,7 +20,7 @@ use crate::udf::TextMapper;
 /// Data-Juicer's default IP pattern, verbatim (Python syntax): dotted-quad IPv4 (octets 0-255
 /// without leading zeros, but no boundaries, so `1.2.3.256` loses `1.2.3.25`) or the full
 /// eight-group IPv6 form. `\d` is the `regex` module's Unicode `\d`.
-pub const DEFAULT_IP_PATTERN: &str = concat!(
+pub(crate) const DEFAULT_IP_PATTERN: &str = concat!(
     r"(?:(?:1[0-9][0-9]\.)|(?:2[0-4][0-9]\.)|",
     r"(?:25[0-5]\.)|(?:[1-9][0-9]\.)|(?:[0-9]\.))",
     r"{3}(?:(?:1[0-9][0-9])|(?:2[0-4][0-9])|",
@@ -43,7 +43,7 @@ fn may_be_ip(b: &[u8]) -> bool {
         || memchr::memchr_iter(b':', b).nth(6).is_some()
 }
 
-pub fn clean_ip_spec() -> OpSpec {
+pub(crate) fn clean_ip_spec() -> OpSpec {
     OpSpec {
         name: "clean_ip_mapper",
         kind: OpKind::Mapper,
@@ -69,7 +69,7 @@ static COPYRIGHT: LazyLock<regex::Regex> =
 /// when it contains "copyright" (any case) and the text is otherwise unchanged; without a block
 /// comment, the leading lines (split on `\n`) that start with `//`, `#` or `--` or are empty are
 /// dropped.
-pub fn clean_copyright(text: &str) -> Cow<'_, str> {
+pub(crate) fn clean_copyright(text: &str) -> Cow<'_, str> {
     if let Some(m) = BLOCK_COMMENT.find(text) {
         if COPYRIGHT.is_match(m.as_str()) {
             return Cow::Owned(format!("{}{}", &text[..m.start()], &text[m.end()..]));
@@ -116,7 +116,7 @@ impl TextMapper for CleanCopyright {
     }
 }
 
-pub fn clean_copyright_spec() -> OpSpec {
+pub(crate) fn clean_copyright_spec() -> OpSpec {
     OpSpec {
         name: "clean_copyright_mapper",
         kind: OpKind::Mapper,
@@ -128,7 +128,7 @@ pub fn clean_copyright_spec() -> OpSpec {
 
 /// `replace_content_mapper`: every pattern in turn, `pattern.sub(repl, text)` with DOTALL.
 #[derive(Debug)]
-pub struct ReplaceContent {
+pub(crate) struct ReplaceContent {
     steps: Vec<(PyRegex, Template)>,
 }
 
@@ -202,7 +202,7 @@ fn replace_content_params() -> Vec<ParamSpec> {
     ]
 }
 
-pub fn replace_content_spec() -> OpSpec {
+pub(crate) fn replace_content_spec() -> OpSpec {
     OpSpec {
         name: "replace_content_mapper",
         kind: OpKind::Mapper,

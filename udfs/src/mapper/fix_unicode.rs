@@ -42,7 +42,7 @@ const MAX_DECODE_LENGTH: usize = 1_000_000;
 
 /// The Unicode normalization form applied last in every fixing round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Normalization {
+pub(crate) enum Normalization {
     Nfc,
     Nfkc,
     Nfd,
@@ -108,7 +108,7 @@ impl Normalization {
 }
 
 /// `ftfy.fix_text(text, normalization=form)` with every other option at its default.
-pub fn fix_text(text: &str, form: Normalization) -> Cow<'_, str> {
+pub(crate) fn fix_text(text: &str, form: Normalization) -> Cow<'_, str> {
     if is_trivially_clean(text) {
         return Cow::Borrowed(text);
     }
@@ -189,7 +189,7 @@ fn is_bad(text: &str) -> bool {
 }
 
 /// `ftfy.fix_encoding`: undo mojibake one layer at a time until nothing changes.
-pub fn fix_encoding(text: &str) -> String {
+pub(crate) fn fix_encoding(text: &str) -> String {
     let mut text = text.to_string();
     while let Some(fixed) = fix_encoding_one_step(&text) {
         if fixed == text {
@@ -538,7 +538,7 @@ fn fix_unicode_params() -> Vec<ParamSpec> {
     )]
 }
 
-pub fn fix_unicode_spec() -> OpSpec {
+pub(crate) fn fix_unicode_spec() -> OpSpec {
     OpSpec {
         name: "fix_unicode_mapper",
         kind: OpKind::Mapper,

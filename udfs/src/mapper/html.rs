@@ -37,7 +37,7 @@ use crate::spec::{OpKind, OpSpec};
 use crate::udf::TextMapper;
 
 /// `clean_html_mapper` on one text (see the module docs).
-pub fn clean_html(text: &str) -> Cow<'_, str> {
+pub(crate) fn clean_html(text: &str) -> Cow<'_, str> {
     let rewritten = text
         .replace("<li>", "\n*")
         .replace("</li>", "")
@@ -52,7 +52,7 @@ pub fn clean_html(text: &str) -> Cow<'_, str> {
 }
 
 /// selectolax's `LexborHTMLParser(html).text()`: the text nodes under the document element.
-pub fn html_text(html: &str) -> String {
+pub(crate) fn html_text(html: &str) -> String {
     let tree_builder = TreeBuilder::new(
         Dom::default(),
         TreeBuilderOpts {
@@ -511,7 +511,7 @@ impl TextMapper for CleanHtml {
     }
 }
 
-pub fn clean_html_spec() -> OpSpec {
+pub(crate) fn clean_html_spec() -> OpSpec {
     OpSpec {
         name: "clean_html_mapper",
         kind: OpKind::Mapper,

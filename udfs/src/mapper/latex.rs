@@ -41,7 +41,7 @@ const HEADINGS: [&str; 7] = [
 /// name not followed by a `\w` character, an optional `*`, then either `{` with a `}` somewhere
 /// after it, or `[` with a later `]{` that has a `}` somewhere after it (the lazy `[...]` may
 /// span any characters, newlines included).
-pub fn first_heading(text: &str) -> Option<usize> {
+pub(crate) fn first_heading(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let last_close = text.rfind('}');
     let has_close_after = |i: usize| last_close.is_some_and(|c| c >= i);
@@ -90,7 +90,7 @@ pub fn first_heading(text: &str) -> Option<usize> {
 /// `remove_header_mapper`: drop everything before the first heading. Without a heading the text
 /// becomes `""` when `drop_no_head` (Data-Juicer 1.6.1 writes the emptied text back), else it is
 /// kept.
-pub fn remove_header(text: &str, drop_no_head: bool) -> Cow<'_, str> {
+pub(crate) fn remove_header(text: &str, drop_no_head: bool) -> Cow<'_, str> {
     match first_heading(text) {
         Some(i) => Cow::Borrowed(&text[i..]),
         None if drop_no_head => Cow::Borrowed(""),
@@ -109,7 +109,7 @@ impl TextMapper for RemoveHeader {
     }
 }
 
-pub fn remove_header_spec() -> OpSpec {
+pub(crate) fn remove_header_spec() -> OpSpec {
     OpSpec {
         name: "remove_header_mapper",
         kind: OpKind::Mapper,
@@ -137,7 +137,7 @@ pub fn remove_header_spec() -> OpSpec {
 /// `(\\appendix|\\begin\{references\}|\\begin\{REFERENCES\}|\\begin\{thebibliography\}|\\bibliography\{.*\}).*$`
 /// (DOTALL) always runs to the end of the text, so the text is cut at the first of those commands
 /// (`\bibliography{` counts only if a `}` follows somewhere).
-pub fn remove_bibliography(text: &str) -> Cow<'_, str> {
+pub(crate) fn remove_bibliography(text: &str) -> Cow<'_, str> {
     let last_close = text.rfind('}');
     let mut search = 0;
     while let Some(off) = text[search..].find('\\') {
@@ -166,7 +166,7 @@ impl TextMapper for RemoveBibliography {
     }
 }
 
-pub fn remove_bibliography_spec() -> OpSpec {
+pub(crate) fn remove_bibliography_spec() -> OpSpec {
     OpSpec {
         name: "remove_bibliography_mapper",
         kind: OpKind::Mapper,
@@ -226,7 +226,7 @@ fn remove_comment_lines(text: &str) -> Cow<'_, str> {
 }
 
 /// `remove_comments_mapper` (`doc_type` is accepted and unused, as in Data-Juicer).
-pub fn remove_comments(text: &str, inline: bool, multiline: bool) -> Cow<'_, str> {
+pub(crate) fn remove_comments(text: &str, inline: bool, multiline: bool) -> Cow<'_, str> {
     let t = if inline {
         remove_inline_comments(text)
     } else {
@@ -253,7 +253,7 @@ impl TextMapper for RemoveComments {
     }
 }
 
-pub fn remove_comments_spec() -> OpSpec {
+pub(crate) fn remove_comments_spec() -> OpSpec {
     OpSpec {
         name: "remove_comments_mapper",
         kind: OpKind::Mapper,
@@ -312,7 +312,7 @@ fn value_to_line_end(line: &str, open: usize) -> Option<&str> {
 /// `\\\bnewcommand\b\*?\{(\\[a-zA-Z0-9]+?)\}\{(.*?)\}$`, MULTILINE) first, then
 /// `\def\name{value}` (`\\def\s*(\\[a-zA-Z0-9]+?)\s*\{(.*?)\}$`, whose `\s*` may span newlines).
 /// The value runs to a `}` that ends its line. Names are `\` + ASCII letters and digits.
-pub fn no_arg_macros(text: &str) -> Vec<(String, String)> {
+pub(crate) fn no_arg_macros(text: &str) -> Vec<(String, String)> {
     let mut macros: Vec<(String, String)> = Vec::new();
     let mut define = |name: &str, value: &str| match macros.iter_mut().find(|(n, _)| n == name) {
         Some(m) => m.1 = value.to_string(),
@@ -389,7 +389,7 @@ pub fn no_arg_macros(text: &str) -> Vec<(String, String)> {
 /// digit becomes the value (the following character is kept, and consumed: `\a\a.` only expands
 /// the first). A `\name` at the very end of the text is not expanded. The value is inserted
 /// literally (Data-Juicer unicode-escapes it, which the template parser undoes).
-pub fn expand_macros(text: &str) -> Cow<'_, str> {
+pub(crate) fn expand_macros(text: &str) -> Cow<'_, str> {
     let macros = no_arg_macros(text);
     if macros.is_empty() {
         return Cow::Borrowed(text);
@@ -432,7 +432,7 @@ impl TextMapper for ExpandMacro {
     }
 }
 
-pub fn expand_macro_spec() -> OpSpec {
+pub(crate) fn expand_macro_spec() -> OpSpec {
     OpSpec {
         name: "expand_macro_mapper",
         kind: OpKind::Mapper,

@@ -17,7 +17,7 @@ use crate::spec::OpSpec;
 use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
 /// The mappers, in registry order.
-pub fn specs() -> Vec<OpSpec> {
+pub(crate) fn specs() -> Vec<OpSpec> {
     vec![
         normalization::whitespace_normalization_spec(),
         normalization::punctuation_normalization_spec(),

@@ -59,7 +59,7 @@ impl TextMapper for WhitespaceNormalization {
     }
 }
 
-pub fn whitespace_normalization_spec() -> OpSpec {
+pub(crate) fn whitespace_normalization_spec() -> OpSpec {
     OpSpec {
         name: "whitespace_normalization_mapper",
         kind: OpKind::Mapper,
@@ -118,7 +118,7 @@ impl TextMapper for PunctuationNormalization {
     }
 }
 
-pub fn punctuation_normalization_spec() -> OpSpec {
+pub(crate) fn punctuation_normalization_spec() -> OpSpec {
     OpSpec {
         name: "punctuation_normalization_mapper",
         kind: OpKind::Mapper,

@@ -21,7 +21,7 @@ use crate::udf::TextMapper;
 /// split on `\n`, then `\t`, then the ASCII space (dropping empty words), keep the words `keep`
 /// accepts, and join back with the same separators, dropping tab pieces and lines left without
 /// words (so runs of separators collapse and empty lines disappear).
-pub fn filter_words<'a>(text: &'a str, keep: impl Fn(&str) -> bool) -> Cow<'a, str> {
+pub(crate) fn filter_words<'a>(text: &'a str, keep: impl Fn(&str) -> bool) -> Cow<'a, str> {
     // Most texts come back unchanged: every word kept and no empty word (no separator at either
     // end or next to another), so nothing collapses. Checked first by jumping between separators.
     let mut start = 0;
@@ -155,7 +155,7 @@ fn has_empty_word(b: &[u8]) -> bool {
     })
 }
 
-pub fn remove_long_words_spec() -> OpSpec {
+pub(crate) fn remove_long_words_spec() -> OpSpec {
     OpSpec {
         name: "remove_long_words_mapper",
         kind: OpKind::Mapper,
@@ -232,7 +232,7 @@ impl TextMapper for RemoveIncorrectSubstrings {
     }
 }
 
-pub fn remove_incorrect_substrings_spec() -> OpSpec {
+pub(crate) fn remove_incorrect_substrings_spec() -> OpSpec {
     OpSpec {
         name: "remove_words_with_incorrect_substrings_mapper",
         kind: OpKind::Mapper,
@@ -289,7 +289,7 @@ static SENTENCE_SPLITS: LazyLock<[regex::Regex; 4]> = LazyLock::new(|| {
 
 /// Data-Juicer's `split_sentence(line)`: a newline after sentence-ending punctuation (unless a
 /// closing quote follows), then split on `\n`. Each piece keeps its leading whitespace.
-pub fn split_sentences(line: &str) -> Vec<String> {
+pub(crate) fn split_sentences(line: &str) -> Vec<String> {
     let mut t = line.to_string();
     for re in SENTENCE_SPLITS.iter() {
         if let Cow::Owned(s) = re.replace_all(&t, "${1}\n${2}") {
@@ -358,7 +358,7 @@ impl TextMapper for RemoveRepeatSentences {
     }
 }
 
-pub fn remove_repeat_sentences_spec() -> OpSpec {
+pub(crate) fn remove_repeat_sentences_spec() -> OpSpec {
     OpSpec {
         name: "remove_repeat_sentences_mapper",
         kind: OpKind::Mapper,
@@ -413,7 +413,7 @@ fn build_repeat_sentences(p: &Params) -> Result<Operator, ParamError> {
 }
 
 /// Data-Juicer's default `chars_to_remove`.
-pub const DEFAULT_CHARS_TO_REMOVE: &str = "◆●■►▼▲▴∆▻▷❖♡□";
+pub(crate) const DEFAULT_CHARS_TO_REMOVE: &str = "◆●■►▼▲▴∆▻▷❖♡□";
 
 /// `remove_specific_chars_mapper`: every character of the set is removed (Data-Juicer 1.6.1
 /// escapes each character into one regex class, so `|` and other regex syntax are literal).
@@ -431,7 +431,7 @@ impl TextMapper for RemoveSpecificChars {
     }
 }
 
-pub fn remove_specific_chars_spec() -> OpSpec {
+pub(crate) fn remove_specific_chars_spec() -> OpSpec {
     OpSpec {
         name: "remove_specific_chars_mapper",
         kind: OpKind::Mapper,
@@ -581,7 +581,7 @@ impl TextMapper for RemoveTableText {
     }
 }
 
-pub fn remove_table_text_spec() -> OpSpec {
+pub(crate) fn remove_table_text_spec() -> OpSpec {
     OpSpec {
         name: "remove_table_text_mapper",
         kind: OpKind::Mapper,
@@ -655,7 +655,7 @@ impl TextMapper for RemoveNonChinese {
     }
 }
 
-pub fn remove_non_chinese_spec() -> OpSpec {
+pub(crate) fn remove_non_chinese_spec() -> OpSpec {
     OpSpec {
         name: "remove_non_chinese_character_mapper",
         kind: OpKind::Mapper,

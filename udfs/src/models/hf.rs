@@ -40,7 +40,7 @@ impl HfTokenizer {
     /// Panics if the tokenizer fails on the text, which a tokenizer that loaded only does when its
     /// own definition is inconsistent (Python raises there too); [`HfTokenizer::open`] tries one
     /// text first so such a file is refused before any work.
-    pub fn count_tokens(&self, text: &str) -> usize {
+    pub(crate) fn count_tokens(&self, text: &str) -> usize {
         match self.inner.encode(text, false) {
             Ok(enc) => enc.len(),
             Err(e) => panic!("Hugging Face tokenizer failed on a text: {e}"),

@@ -56,7 +56,7 @@ fn list(paths: &[PathBuf]) -> String {
 
 /// The `model_dir` parameter of every op that loads a model: a directory searched first for its
 /// files. A recipe's top-level `model_dir` (or `--model_dir`) fills it in for every such op.
-pub fn model_dir_param() -> ParamSpec {
+pub(crate) fn model_dir_param() -> ParamSpec {
     ParamSpec::new(
         "model_dir",
         ParamType::Str,
@@ -66,7 +66,7 @@ pub fn model_dir_param() -> ParamSpec {
 }
 
 /// The op's `model_dir` parameter.
-pub fn model_dir_of(p: &Params) -> Option<&Path> {
+pub(crate) fn model_dir_of(p: &Params) -> Option<&Path> {
     p.str("model_dir").map(Path::new)
 }
 
@@ -182,7 +182,7 @@ pub fn fasttext(
 }
 
 /// The SentencePiece model of `lang` (`{lang}.sp.model`).
-pub fn sentencepiece(
+pub(crate) fn sentencepiece(
     lang: &str,
     model_dir: Option<&Path>,
 ) -> Result<(Arc<SentencePiece>, ModelUse), ModelError> {
@@ -190,7 +190,7 @@ pub fn sentencepiece(
 }
 
 /// The SentencePiece model `file` (a path, or a name looked for like every model file).
-pub fn sentencepiece_file(
+pub(crate) fn sentencepiece_file(
     file: &str,
     model_dir: Option<&Path>,
 ) -> Result<(Arc<SentencePiece>, ModelUse), ModelError> {
@@ -207,7 +207,7 @@ pub fn kenlm(lang: &str, model_dir: Option<&Path>) -> Result<(Arc<KenLm>, ModelU
 }
 
 /// The Hugging Face tokenizer `name_or_path` (a hub name in the HF cache, or a local path).
-pub fn hf_tokenizer(
+pub(crate) fn hf_tokenizer(
     name_or_path: &str,
     model_dir: Option<&Path>,
 ) -> Result<(Arc<HfTokenizer>, ModelUse), ModelError> {

@@ -20,7 +20,7 @@ pub enum WordSource {
 impl WordSource {
     /// From the op's `tokenization` and `lang` parameters: with tokenization, the SentencePiece
     /// model of `lang`, loaded (once per process) now, so a missing model fails before any work.
-    pub fn from_params(p: &Params) -> Result<WordSource, ParamError> {
+    pub(crate) fn from_params(p: &Params) -> Result<WordSource, ParamError> {
         if !p.bool("tokenization") {
             return Ok(WordSource::Whitespace);
         }
@@ -33,7 +33,7 @@ impl WordSource {
     }
 
     /// Calls `f` with the words of `text`.
-    pub fn with_words<R>(
+    pub(crate) fn with_words<R>(
         &self,
         text: &str,
         f: impl FnOnce(&mut dyn Iterator<Item = &str>) -> R,

@@ -3,7 +3,7 @@
 
 /// The MT19937 generator of numpy's legacy `RandomState(seed)` (seeded with `init_genrand`).
 #[derive(Clone)]
-pub struct Mt19937 {
+pub(crate) struct Mt19937 {
     state: [u32; 624],
     pos: usize,
 }
@@ -48,7 +48,7 @@ impl Mt19937 {
     }
 
     /// The next 32-bit output (`genrand_int32`).
-    pub fn next_u32(&mut self) -> u32 {
+    pub(crate) fn next_u32(&mut self) -> u32 {
         if self.pos >= Self::N {
             self.twist();
         }
@@ -61,7 +61,7 @@ impl Mt19937 {
     }
 
     /// numpy's `next_uint64` for MT19937: the first 32-bit output is the high half.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let hi = self.next_u32() as u64;
         (hi << 32) | self.next_u32() as u64
     }
@@ -80,7 +80,7 @@ fn gen_mask(max: u64) -> u64 {
 }
 
 /// `RandomState.randint(low, high, dtype=np.uint64)` for one value, `low < high`.
-pub fn randint_u64(rng: &mut Mt19937, low: u64, high: u64) -> u64 {
+pub(crate) fn randint_u64(rng: &mut Mt19937, low: u64, high: u64) -> u64 {
     assert!(low < high, "randint needs low < high");
     bounded_u64(rng, low, high - 1 - low)
 }
@@ -90,7 +90,7 @@ pub fn randint_u64(rng: &mut Mt19937, low: u64, high: u64) -> u64 {
 /// that fits 32 bits draws 32-bit outputs (all 32 bits when the range is 2^32 - 1, otherwise
 /// masked to the range's bit width until one is in range); a wider range draws
 /// [`Mt19937::next_u64`] values the same way (all 64 bits for the full range).
-pub fn bounded_u64(rng: &mut Mt19937, off: u64, range: u64) -> u64 {
+pub(crate) fn bounded_u64(rng: &mut Mt19937, off: u64, range: u64) -> u64 {
     if range == 0 {
         off
     } else if range <= u32::MAX as u64 {

@@ -28,7 +28,7 @@ const POOL_SIZE: usize = 4;
 
 /// numpy's `SeedSequence` for a non-negative integer entropy and an empty spawn key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeedSequence {
+pub(crate) struct SeedSequence {
     pool: [u32; POOL_SIZE],
 }
 
@@ -57,7 +57,7 @@ impl SeedSequence {
     }
 
     /// `SeedSequence` from an already assembled entropy array of 32-bit words.
-    pub fn from_words(entropy: &[u32]) -> Self {
+    pub(crate) fn from_words(entropy: &[u32]) -> Self {
         let mut pool = [0u32; POOL_SIZE];
         let mut hash_const = INIT_A;
         for (i, slot) in pool.iter_mut().enumerate() {
@@ -82,12 +82,13 @@ impl SeedSequence {
     }
 
     /// The mixed entropy pool (`SeedSequence.pool`).
-    pub fn pool(&self) -> [u32; POOL_SIZE] {
+    #[cfg(test)]
+    pub(crate) fn pool(&self) -> [u32; POOL_SIZE] {
         self.pool
     }
 
     /// `generate_state(n_words, np.uint32)`.
-    pub fn generate_state_u32(&self, n_words: usize) -> Vec<u32> {
+    pub(crate) fn generate_state_u32(&self, n_words: usize) -> Vec<u32> {
         let mut hash_const = INIT_B;
         (0..n_words)
             .map(|i| {
@@ -100,7 +101,7 @@ impl SeedSequence {
     }
 
     /// `generate_state(n_words, np.uint64)`: twice as many 32-bit words, paired little-endian.
-    pub fn generate_state_u64(&self, n_words: usize) -> Vec<u64> {
+    pub(crate) fn generate_state_u64(&self, n_words: usize) -> Vec<u64> {
         self.generate_state_u32(n_words * 2)
             .chunks_exact(2)
             .map(|p| u64::from(p[0]) | (u64::from(p[1]) << 32))
@@ -112,7 +113,7 @@ const PCG_MULT: u128 = (2_549_297_995_355_413_924u128 << 64) | 4_865_540_595_714
 
 /// numpy's `PCG64` bit generator (PCG XSL-RR 128/64) including its 32-bit half buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pcg64 {
+pub(crate) struct Pcg64 {
     state: u128,
     inc: u128,
     has_uint32: bool,
@@ -126,7 +127,7 @@ impl Pcg64 {
     }
 
     /// Seeds from `seed_seq.generate_state(4, np.uint64)` as numpy's `PCG64._seed_seq` does.
-    pub fn from_seed_sequence(seed_seq: &SeedSequence) -> Self {
+    pub(crate) fn from_seed_sequence(seed_seq: &SeedSequence) -> Self {
         let w = seed_seq.generate_state_u64(4);
         let initstate = (u128::from(w[0]) << 64) | u128::from(w[1]);
         let initseq = (u128::from(w[2]) << 64) | u128::from(w[3]);
@@ -134,7 +135,7 @@ impl Pcg64 {
     }
 
     /// `pcg64_srandom_r(initstate, initseq)`.
-    pub fn from_state_inc(initstate: u128, initseq: u128) -> Self {
+    pub(crate) fn from_state_inc(initstate: u128, initseq: u128) -> Self {
         let mut rng = Pcg64 {
             state: 0,
             inc: (initseq << 1) | 1,
@@ -154,7 +155,7 @@ impl Pcg64 {
 
     /// `next_uint64` / `random_raw`.
     #[inline]
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.step();
         let s = self.state;
         let xored = ((s >> 64) as u64) ^ (s as u64);
@@ -163,7 +164,7 @@ impl Pcg64 {
 
     /// `next_uint32`: low half of a fresh 64-bit draw, the high half is returned by the next call.
     #[inline]
-    pub fn next_u32(&mut self) -> u32 {
+    pub(crate) fn next_u32(&mut self) -> u32 {
         if self.has_uint32 {
             self.has_uint32 = false;
             return self.uinteger;
@@ -177,7 +178,8 @@ impl Pcg64 {
     /// `random_bounded_uint64(off=0, rng, mask=0, use_masked=False)`: uniform in `[0, rng]` by
     /// Lemire's method, as `Generator.integers(0, rng, endpoint=True)` draws it (not used by shuffle).
     #[inline]
-    pub fn bounded_u64(&mut self, rng: u64) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn bounded_u64(&mut self, rng: u64) -> u64 {
         if rng == 0 {
             0
         } else if rng <= u64::from(u32::MAX) {
@@ -193,6 +195,7 @@ impl Pcg64 {
     }
 
     #[inline]
+    #[cfg(test)]
     fn bounded_lemire_u32(&mut self, rng: u32) -> u32 {
         let rng_excl = rng + 1;
         let mut m = u64::from(self.next_u32()) * u64::from(rng_excl);
@@ -208,6 +211,7 @@ impl Pcg64 {
     }
 
     #[inline]
+    #[cfg(test)]
     fn bounded_lemire_u64(&mut self, rng: u64) -> u64 {
         let rng_excl = rng + 1;
         let mut m = u128::from(self.next_u64()) * u128::from(rng_excl);
@@ -259,7 +263,7 @@ impl Pcg64 {
 }
 
 /// `numpy.random.default_rng(seed).permutation(n)`, the row order of `Dataset.shuffle(seed=seed)`.
-pub fn numpy_permutation(n: u64, seed: u64) -> Vec<u64> {
+pub(crate) fn numpy_permutation(n: u64, seed: u64) -> Vec<u64> {
     let mut perm: Vec<u64> = (0..n).collect();
     Pcg64::new(seed).shuffle(&mut perm);
     perm

@@ -14,7 +14,7 @@ pub(crate) enum Engine {
 }
 
 /// A compiled pattern with Python `regex.sub` semantics.
-pub struct PyRegex {
+pub(crate) struct PyRegex {
     /// The Python pattern, for `Debug` (the compiled default links pattern is ~20 kB of classes).
     source: String,
     pub(crate) engine: Engine,
@@ -275,7 +275,7 @@ fn next_char_boundary(text: &str, i: usize) -> Option<usize> {
 ///
 /// Everything else is passed through; Python-only syntax the engines reject (e.g. `\N{...}`,
 /// `(?#...)`) gives a parameter error.
-pub fn translate_pattern(p: &str) -> (String, bool) {
+pub(crate) fn translate_pattern(p: &str) -> (String, bool) {
     let chars: Vec<char> = p.chars().collect();
     let mut out = String::with_capacity(p.len() + 8);
     let mut needs_fancy = false;
@@ -376,7 +376,7 @@ fn quantifier_at(chars: &[char], i: usize) -> Option<(usize, String)> {
 /// \f \v \a \b`, `\xhh`, `\uhhhh`, `\Uhhhhhhhh`, `\\`; an unknown escape of an ASCII letter is an
 /// error, any other unknown escape is kept with its backslash. `$` has no special meaning.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Template {
+pub(crate) struct Template {
     pub(crate) pieces: Vec<Piece>,
 }
 
@@ -547,7 +547,7 @@ fn is_octal(s: &str) -> bool {
 
 /// Data-Juicer's custom-pattern handling: a pattern written as `r'...'` or `r"..."` (longer than
 /// two characters) loses the wrapper.
-pub fn strip_raw_wrapper(pattern: &str) -> &str {
+pub(crate) fn strip_raw_wrapper(pattern: &str) -> &str {
     if pattern.chars().count() > 2
         && ((pattern.starts_with("r'") && pattern.ends_with('\''))
             || (pattern.starts_with("r\"") && pattern.ends_with('"')))

@@ -7,9 +7,9 @@ const UFLOW: f64 = f64::MIN_POSITIVE;
 const OFLOW: f64 = f64::MAX;
 
 /// `scipy.integrate.quad`'s defaults.
-pub const QUAD_EPSABS: f64 = 1.49e-8;
-pub const QUAD_EPSREL: f64 = 1.49e-8;
-pub const QUAD_LIMIT: usize = 50;
+pub(crate) const QUAD_EPSABS: f64 = 1.49e-8;
+pub(crate) const QUAD_EPSREL: f64 = 1.49e-8;
+pub(crate) const QUAD_LIMIT: usize = 50;
 
 /// The 21-point Gauss-Kronrod rule on `[a, b]` (QUADPACK `dqk21`): `(result, abserr, resabs,
 /// resasc)`. The constants are QUADPACK's 33-digit literals, kept verbatim (they round to the
@@ -268,7 +268,7 @@ fn dqelg(
 /// Gauss-Kronrod 21 with Wynn-epsilon extrapolation), epsabs = epsrel = 1.49e-8, limit 50, ported
 /// from SciPy's C translation operation for operation so that results agree bit for bit (both
 /// call the C library's `pow` in the integrands here). Returns `(result, abserr)`.
-pub fn quad(f: impl Fn(f64) -> f64, a: f64, b: f64) -> (f64, f64) {
+pub(crate) fn quad(f: impl Fn(f64) -> f64, a: f64, b: f64) -> (f64, f64) {
     let (r, e, _) = dqagse(&f, a, b, QUAD_EPSABS, QUAD_EPSREL, QUAD_LIMIT);
     (r, e)
 }

@@ -360,7 +360,7 @@ fn none(name: &'static str, t: ParamType, doc: &'static str) -> ParamSpec {
     ParamSpec::new(name, t, Value::Null, doc)
 }
 
-pub fn topk_spec() -> OpSpec {
+pub(crate) fn topk_spec() -> OpSpec {
     OpSpec {
         name: "topk_specified_field_selector",
         kind: OpKind::Selector,
@@ -386,7 +386,7 @@ pub fn topk_spec() -> OpSpec {
     }
 }
 
-pub fn range_spec() -> OpSpec {
+pub(crate) fn range_spec() -> OpSpec {
     OpSpec {
         name: "range_specified_field_selector",
         kind: OpKind::Selector,
@@ -421,7 +421,7 @@ pub fn range_spec() -> OpSpec {
     }
 }
 
-pub fn frequency_spec() -> OpSpec {
+pub(crate) fn frequency_spec() -> OpSpec {
     OpSpec {
         name: "frequency_specified_field_selector",
         kind: OpKind::Selector,
@@ -455,7 +455,7 @@ pub fn frequency_spec() -> OpSpec {
     }
 }
 
-pub fn random_spec() -> OpSpec {
+pub(crate) fn random_spec() -> OpSpec {
     OpSpec {
         name: "random_selector",
         kind: OpKind::Selector,
@@ -481,7 +481,7 @@ pub fn random_spec() -> OpSpec {
 }
 
 /// The selectors, in registry order.
-pub fn specs() -> Vec<OpSpec> {
+pub(crate) fn specs() -> Vec<OpSpec> {
     vec![frequency_spec(), random_spec(), range_spec(), topk_spec()]
 }
 

@@ -48,7 +48,8 @@ use sha1::{Digest, Sha1};
 mod permute;
 
 use permute::Permutations;
-pub use permute::permute;
+#[cfg(test)]
+pub(crate) use permute::permute;
 
 use crate::models::SentencePiece;
 use crate::operator::{DedupKind, DedupOp, Operator};
@@ -61,13 +62,13 @@ use crate::text::{CharSet, char_boundaries, py_lower, whitespace_spans};
 use crate::udf::{OpUdf, UdfBody, UdfIdentity, single_array, text_signature};
 
 /// Name of the band-key column, as Data-Juicer names its MinHash column (`HashKeys.minhash`).
-pub const MINHASH_COLUMN: &str = "__dj__minhash";
+pub(crate) const MINHASH_COLUMN: &str = "__dj__minhash";
 /// The Mersenne prime 2^61 - 1 of the permutations.
-pub const MERSENNE_PRIME: u64 = (1 << 61) - 1;
+pub(crate) const MERSENNE_PRIME: u64 = (1 << 61) - 1;
 /// Largest permuted value, 2^32 - 1; also the value of every permutation for an empty shingle set.
-pub const MAX_HASH: u32 = u32::MAX;
+pub(crate) const MAX_HASH: u32 = u32::MAX;
 /// Seed of `numpy.random.RandomState` for the permutations.
-pub const PERMUTATION_SEED: u32 = 42;
+pub(crate) const PERMUTATION_SEED: u32 = 42;
 
 // ---------------------------------------------------------------------------------------------
 // Permutations
@@ -93,7 +94,7 @@ pub fn permutations(n: usize) -> (Vec<u64>, Vec<u64>) {
 
 /// Data-Juicer's `sha1_hash32` (from datasketch): the first 4 bytes of the SHA-1 digest as a
 /// little-endian u32.
-pub fn sha1_hash32(data: &[u8]) -> u32 {
+pub(crate) fn sha1_hash32(data: &[u8]) -> u32 {
     // Most shingles fit one padded block: compress it directly, without the hasher's buffering.
     if data.len() <= 55 {
         let mut block = [0u8; 64];
@@ -151,13 +152,13 @@ static PUNCTUATION: LazyLock<CharSet> = LazyLock::new(|| {
 
 /// Whether the `regex` module's `\p{P}` matches `c`.
 #[inline]
-pub fn is_regex_punctuation(c: char) -> bool {
+pub(crate) fn is_regex_punctuation(c: char) -> bool {
     PUNCTUATION.contains(c)
 }
 
 /// How a text is cut into shingles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Tokenization {
+pub(crate) enum Tokenization {
     /// Tokens split on the ASCII space, w tokens joined by a space.
     Space,
     /// Pieces split on `\p{P}` (empty pieces kept), w pieces joined by a space.
@@ -170,7 +171,7 @@ pub enum Tokenization {
 
 impl Tokenization {
     /// From Data-Juicer's name; `sentencepiece` (needs a model) and unknown names are `None`.
-    pub fn from_name(name: &str) -> Option<Tokenization> {
+    pub(crate) fn from_name(name: &str) -> Option<Tokenization> {
         match name {
             "space" => Some(Tokenization::Space),
             "punctuation" => Some(Tokenization::Punctuation),
@@ -183,7 +184,7 @@ impl Tokenization {
 /// What a [`MinHasher`] is built from; [`Default`] is Data-Juicer's defaults with the band
 /// parameters left to [`optimal_param`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct MinHashConfig {
+pub(crate) struct MinHashConfig {
     pub tokenization: Tokenization,
     pub window_size: usize,
     pub lowercase: bool,
@@ -215,7 +216,7 @@ impl Default for MinHashConfig {
 /// `document_simhash_deduplicator`, whose Data-Juicer code does the same up to the shingles
 /// (the MinHash side then takes their set, the SimHash side their list).
 #[derive(Debug)]
-pub struct Shingler {
+pub(crate) struct Shingler {
     tokenization: Tokenization,
     window_size: usize,
     lowercase: bool,
@@ -256,7 +257,7 @@ impl Shingler {
     }
 
     /// Gives [`Tokenization::SentencePiece`] its model.
-    pub fn with_pieces(mut self, model: Arc<SentencePiece>) -> Shingler {
+    pub(crate) fn with_pieces(mut self, model: Arc<SentencePiece>) -> Shingler {
         self.pieces = Some(model);
         self
     }
@@ -281,7 +282,7 @@ impl Shingler {
 
     /// Calls `f` with the bytes of every shingle of the (normalized) text, in text order,
     /// duplicates included.
-    pub fn for_each_shingle(&self, text: &str, mut f: impl FnMut(&[u8])) {
+    pub(crate) fn for_each_shingle(&self, text: &str, mut f: impl FnMut(&[u8])) {
         let text = self.normalize(text);
         let w = self.window_size;
         match self.tokenization {
@@ -314,7 +315,7 @@ impl Shingler {
 
 /// Text -> MinHash signature -> LSH bands, as `DocumentMinhashDeduplicator.compute_hash` does.
 #[derive(Debug)]
-pub struct MinHasher {
+pub(crate) struct MinHasher {
     shingler: Shingler,
     perms: Permutations,
     num_bands: usize,
@@ -323,7 +324,7 @@ pub struct MinHasher {
 
 impl MinHasher {
     /// Gives [`Tokenization::SentencePiece`] its model.
-    pub fn with_pieces(mut self, model: Arc<SentencePiece>) -> MinHasher {
+    pub(crate) fn with_pieces(mut self, model: Arc<SentencePiece>) -> MinHasher {
         self.shingler = self.shingler.with_pieces(model);
         self
     }
@@ -359,36 +360,33 @@ impl MinHasher {
         })
     }
 
-    pub fn num_bands(&self) -> usize {
+    pub(crate) fn num_bands(&self) -> usize {
         self.num_bands
     }
 
-    pub fn rows_per_band(&self) -> usize {
+    pub(crate) fn rows_per_band(&self) -> usize {
         self.rows_per_band
     }
 
-    pub fn num_permutations(&self) -> usize {
+    pub(crate) fn num_permutations(&self) -> usize {
         self.perms.len()
     }
 
-    /// The permutations `(perm_a, perm_b)`.
-    pub fn permutations(&self) -> (&[u64], &[u64]) {
-        (self.perms.a(), self.perms.b())
-    }
-
     /// The text that is shingled ([`Shingler::normalize`]).
+    #[cfg(test)]
     pub fn normalize<'a>(&self, text: &'a str) -> Cow<'a, str> {
         self.shingler.normalize(text)
     }
 
     /// Every shingle of the text, in text order, duplicates included
     /// ([`Shingler::for_each_shingle`]).
-    pub fn for_each_shingle(&self, text: &str, f: impl FnMut(&[u8])) {
+    pub(crate) fn for_each_shingle(&self, text: &str, f: impl FnMut(&[u8])) {
         self.shingler.for_each_shingle(text, f)
     }
 
     /// The distinct [`sha1_hash32`] values of the text's shingles, sorted.
-    pub fn shingle_hashes(&self, text: &str) -> Vec<u32> {
+    #[cfg(test)]
+    pub(crate) fn shingle_hashes(&self, text: &str) -> Vec<u32> {
         let mut hashes = Vec::new();
         self.collect_hashes(text, &mut hashes);
         hashes
@@ -404,7 +402,7 @@ impl MinHasher {
 
     /// The MinHash signature: for every permutation, the minimum permuted value over the shingle
     /// hashes; [`MAX_HASH`] everywhere for a text without shingles.
-    pub fn signature(&self, text: &str) -> Vec<u32> {
+    pub(crate) fn signature(&self, text: &str) -> Vec<u32> {
         thread_local! {
             /// Shingle hashes, kept between rows (a long text has hundreds of KB of them).
             static HASHES: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
@@ -418,7 +416,7 @@ impl MinHasher {
 
     /// The signature values of band `band` (`values[band*r..(band+1)*r]`, cut at the end of the
     /// signature as Python slicing does).
-    pub fn band_values<'s>(&self, sig: &'s [u32], band: usize) -> &'s [u32] {
+    pub(crate) fn band_values<'s>(&self, sig: &'s [u32], band: usize) -> &'s [u32] {
         let start = band.saturating_mul(self.rows_per_band).min(sig.len());
         let end = (band.saturating_add(1))
             .saturating_mul(self.rows_per_band)
@@ -427,33 +425,36 @@ impl MinHasher {
     }
 
     /// Appends Data-Juicer's bytes of band `band` to `out`: each value as 8 big-endian bytes.
-    pub fn write_dj_band(&self, sig: &[u32], band: usize, out: &mut Vec<u8>) {
+    pub(crate) fn write_dj_band(&self, sig: &[u32], band: usize, out: &mut Vec<u8>) {
         for &v in self.band_values(sig, band) {
             out.extend_from_slice(&(v as u64).to_be_bytes());
         }
     }
 
     /// Data-Juicer's `__dj__minhash[band]` for a signature.
-    pub fn dj_band(&self, sig: &[u32], band: usize) -> Vec<u8> {
+    #[cfg(test)]
+    pub(crate) fn dj_band(&self, sig: &[u32], band: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.rows_per_band.min(sig.len()) * 8);
         self.write_dj_band(sig, band, &mut out);
         out
     }
 
     /// Data-Juicer's whole `__dj__minhash` value for a text.
-    pub fn dj_minhash(&self, text: &str) -> Vec<Vec<u8>> {
+    #[cfg(test)]
+    pub(crate) fn dj_minhash(&self, text: &str) -> Vec<Vec<u8>> {
         let sig = self.signature(text);
         (0..self.num_bands).map(|i| self.dj_band(&sig, i)).collect()
     }
 
     /// Appends band key `band`: the band index as a big-endian u32, then [`Self::write_dj_band`].
-    pub fn write_band_key(&self, sig: &[u32], band: usize, out: &mut Vec<u8>) {
+    pub(crate) fn write_band_key(&self, sig: &[u32], band: usize, out: &mut Vec<u8>) {
         out.extend_from_slice(&(band as u32).to_be_bytes());
         self.write_dj_band(sig, band, out);
     }
 
     /// The band keys of a text (what the UDF returns for it).
-    pub fn band_keys(&self, text: &str) -> Vec<Vec<u8>> {
+    #[cfg(test)]
+    pub(crate) fn band_keys(&self, text: &str) -> Vec<Vec<u8>> {
         let sig = self.signature(text);
         (0..self.num_bands)
             .map(|i| {
@@ -575,14 +576,14 @@ fn joined_windows(tokens: &[&str], w: usize, mut f: impl FnMut(&[u8]), sep: &[u8
 
 /// Probability mass of false positives for `b` bands of `r` rows below threshold `th`:
 /// `quad(1 - (1 - s^r)^b, 0, th)` (datasketch, as Data-Juicer copies it).
-pub fn false_positive_probability(th: f64, band: usize, rows: usize) -> f64 {
+pub(crate) fn false_positive_probability(th: f64, band: usize, rows: usize) -> f64 {
     let (r, b) = (rows as f64, band as f64);
     quad(|s| 1.0 - (1.0 - s.powf(r)).powf(b), 0.0, th).0
 }
 
 /// Probability mass of false negatives above threshold `th`:
 /// `quad(1 - (1 - (1 - s^r)^b), th, 1)`.
-pub fn false_negative_probability(th: f64, band: usize, rows: usize) -> f64 {
+pub(crate) fn false_negative_probability(th: f64, band: usize, rows: usize) -> f64 {
     let (r, b) = (rows as f64, band as f64);
     quad(|s| 1.0 - (1.0 - (1.0 - s.powf(r)).powf(b)), th, 1.0).0
 }
@@ -590,7 +591,7 @@ pub fn false_negative_probability(th: f64, band: usize, rows: usize) -> f64 {
 /// Data-Juicer's `optimal_param(threshold, num_perm)`: the `(b, r)` with `b` in `1..=num_perm`,
 /// `r` in `1..=num_perm / b` minimising `0.5*FP + 0.5*FN`; the first minimum (smallest b, then r)
 /// wins. About `num_perm * ln(num_perm)` pairs, each two integrals.
-pub fn optimal_param(threshold: f64, num_perm: usize) -> (usize, usize) {
+pub(crate) fn optimal_param(threshold: f64, num_perm: usize) -> (usize, usize) {
     let mut min_error = f64::INFINITY;
     let mut opt = (0, 0);
     for b in 1..=num_perm {
@@ -612,7 +613,7 @@ pub fn optimal_param(threshold: f64, num_perm: usize) -> (usize, usize) {
 // ---------------------------------------------------------------------------------------------
 
 /// The band-key list type: `List<Binary>` with a nullable `item` field.
-pub fn band_keys_type() -> DataType {
+pub(crate) fn band_keys_type() -> DataType {
     DataType::List(Arc::new(Field::new_list_field(DataType::Binary, true)))
 }
 
@@ -627,7 +628,7 @@ impl UdfBody for BandKeys {
 }
 
 /// The band keys of every row of a Utf8 / LargeUtf8 / Utf8View array.
-pub fn band_keys_array(array: &ArrayRef, hasher: &MinHasher) -> Result<ArrayRef> {
+pub(crate) fn band_keys_array(array: &ArrayRef, hasher: &MinHasher) -> Result<ArrayRef> {
     let values: Box<dyn Iterator<Item = Option<&str>>> = match array.data_type() {
         DataType::Utf8 => Box::new(array.as_string::<i32>().iter()),
         DataType::LargeUtf8 => Box::new(array.as_string::<i64>().iter()),
@@ -661,7 +662,7 @@ pub fn band_keys_array(array: &ArrayRef, hasher: &MinHasher) -> Result<ArrayRef>
 
 const TOKENIZATIONS: &[&str] = &["space", "punctuation", "character", "sentencepiece"];
 
-pub fn document_minhash_deduplicator_spec() -> OpSpec {
+pub(crate) fn document_minhash_deduplicator_spec() -> OpSpec {
     OpSpec {
         name: "document_minhash_deduplicator",
         kind: OpKind::Deduplicator,
@@ -771,7 +772,7 @@ pub(crate) fn positive(
 }
 
 /// The [`MinHashConfig`] of validated op parameters.
-pub fn config_from_params(p: &Params) -> std::result::Result<MinHashConfig, ParamError> {
+pub(crate) fn config_from_params(p: &Params) -> std::result::Result<MinHashConfig, ParamError> {
     let (tokenization, window_size, lowercase) = shingle_params(p)?;
     let num_permutations = positive(p, "num_permutations", false)?.unwrap_or(1);
     let num_bands = positive(p, "num_bands", true)?;

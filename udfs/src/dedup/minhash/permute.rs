@@ -29,7 +29,7 @@ pub(super) fn mod_mersenne(x: u64) -> u64 {
 /// One permutation of a token hash: `((h*a + b) mod P) & (2^32 - 1)`, multiplication and addition
 /// wrapping in u64 as numpy's uint64 arrays do.
 #[inline]
-pub fn permute(h: u32, a: u64, b: u64) -> u32 {
+pub(crate) fn permute(h: u32, a: u64, b: u64) -> u32 {
     mod_mersenne((h as u64).wrapping_mul(a).wrapping_add(b)) as u32
 }
 
@@ -43,14 +43,6 @@ impl Permutations {
 
     pub(crate) fn len(&self) -> usize {
         self.a.len()
-    }
-
-    pub(crate) fn a(&self) -> &[u64] {
-        &self.a
-    }
-
-    pub(crate) fn b(&self) -> &[u64] {
-        &self.b
     }
 
     /// The signature of a set of shingle hashes (any order; duplicates allowed): [`MAX_HASH`]

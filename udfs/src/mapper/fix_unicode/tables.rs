@@ -33,19 +33,20 @@ fn bytes_regex(name: &str) -> bytes::Regex {
 }
 
 /// `badness.BADNESS_RE` (only searched: `is_bad`).
-pub static BADNESS: LazyLock<Regex> = LazyLock::new(|| str_regex("BADNESS"));
+pub(crate) static BADNESS: LazyLock<Regex> = LazyLock::new(|| str_regex("BADNESS"));
 /// `chardata.UTF8_DETECTOR_RE` without its leading one-character negative lookbehind…
-pub static UTF8_DETECTOR: LazyLock<Regex> = LazyLock::new(|| str_regex("UTF8_DETECTOR"));
+pub(crate) static UTF8_DETECTOR: LazyLock<Regex> = LazyLock::new(|| str_regex("UTF8_DETECTOR"));
 /// …which is this class, checked by hand against the character before a match.
-pub static UTF8_DETECTOR_LOOKBEHIND: LazyLock<Regex> =
+pub(crate) static UTF8_DETECTOR_LOOKBEHIND: LazyLock<Regex> =
     LazyLock::new(|| str_regex("UTF8_DETECTOR_LOOKBEHIND"));
-pub static HTML_ENTITY: LazyLock<Regex> = LazyLock::new(|| str_regex("HTML_ENTITY"));
-pub static ANSI: LazyLock<Regex> = LazyLock::new(|| str_regex("ANSI"));
-pub static ALTERED_UTF8: LazyLock<bytes::Regex> = LazyLock::new(|| bytes_regex("ALTERED_UTF8"));
-pub static LOSSY_UTF8: LazyLock<bytes::Regex> = LazyLock::new(|| bytes_regex("LOSSY_UTF8"));
+pub(crate) static HTML_ENTITY: LazyLock<Regex> = LazyLock::new(|| str_regex("HTML_ENTITY"));
+pub(crate) static ANSI: LazyLock<Regex> = LazyLock::new(|| str_regex("ANSI"));
+pub(crate) static ALTERED_UTF8: LazyLock<bytes::Regex> =
+    LazyLock::new(|| bytes_regex("ALTERED_UTF8"));
+pub(crate) static LOSSY_UTF8: LazyLock<bytes::Regex> = LazyLock::new(|| bytes_regex("LOSSY_UTF8"));
 
 /// One of ftfy's single-byte codecs (Python's charmap, or ftfy's "sloppy-" variant of it).
-pub struct Charmap {
+pub(crate) struct Charmap {
     pub name: &'static str,
     /// `bytes([b]).decode(name)`, `None` where strict decoding fails.
     pub decode: [Option<char>; 256],
@@ -94,7 +95,7 @@ impl Charmap {
         Some(out)
     }
 
-    pub fn is_sloppy(&self) -> bool {
+    pub(crate) fn is_sloppy(&self) -> bool {
         self.name.starts_with("sloppy")
     }
 }
@@ -119,19 +120,19 @@ static CHARMAPS: LazyLock<Charmaps> = LazyLock::new(|| {
     }
 });
 
-pub fn candidate_charmaps() -> &'static [Charmap] {
+pub(crate) fn candidate_charmaps() -> &'static [Charmap] {
     &CHARMAPS.candidates
 }
 
-pub fn windows_1252() -> &'static Charmap {
+pub(crate) fn windows_1252() -> &'static Charmap {
     &CHARMAPS.windows_1252
 }
 
-pub fn sloppy_windows_1252() -> &'static Charmap {
+pub(crate) fn sloppy_windows_1252() -> &'static Charmap {
     &CHARMAPS.candidates[1]
 }
 
-pub struct Html {
+pub(crate) struct Html {
     /// ftfy's `HTML_ENTITIES`: `&name;` (and upper-case variants) -> text.
     pub entities: HashMap<&'static str, String>,
     /// `html._invalid_charrefs`.
@@ -166,14 +167,14 @@ pub static HTML: LazyLock<Html> = LazyLock::new(|| {
     html
 });
 
-pub struct Translate {
+pub(crate) struct Translate {
     /// `chardata.WIDTH_MAP`.
     pub width: HashMap<char, String>,
     /// `chardata.LIGATURES`.
     pub ligatures: HashMap<char, String>,
 }
 
-pub static TRANSLATE: LazyLock<Translate> = LazyLock::new(|| {
+pub(crate) static TRANSLATE: LazyLock<Translate> = LazyLock::new(|| {
     let mut t = Translate {
         width: HashMap::new(),
         ligatures: HashMap::new(),
@@ -209,7 +210,7 @@ static UNASSIGNED: LazyLock<Vec<(u32, u32)>> = LazyLock::new(|| {
 });
 
 /// Is `c` unassigned in Unicode 14.0.0 (the version ftfy's `unicodedata.normalize` knows)?
-pub fn is_unassigned(c: char) -> bool {
+pub(crate) fn is_unassigned(c: char) -> bool {
     let c = c as u32;
     // Everything below U+0378 is assigned: spares the lookup for most Latin text.
     if c < 0x378 {
