@@ -17,9 +17,9 @@ use dj_udfs::Operator;
 use serde_json::json;
 
 use crate::events::{Event, EventLog};
+use crate::execute::Start;
 use crate::job::JobPaths;
 use crate::remote::JobMirror;
-use crate::run::Start;
 
 /// A saved file that failed verification and was moved aside.
 #[derive(Debug, Clone, serde::Serialize)]

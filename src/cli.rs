@@ -69,14 +69,37 @@ pub fn run_main() -> ExitCode {
     finish(run_cmd(&flags, command))
 }
 
+/// Prints what a run tells its caller: the resume token on stdout, warnings on stderr.
+struct Printer;
+
+impl crate::execute::RunObserver for Printer {
+    fn resume_token(&self, job_id: &str, resume_command: &[String]) {
+        println!(
+            "Resume token: {job_id}. Rerun the original command with --resume {job_id} to resume this job."
+        );
+        println!("  {}", resume_command.join(" "));
+    }
+
+    fn warning(&self, message: &str) {
+        eprintln!("warning: {message}");
+    }
+}
+
 fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {
     let recipe = load_recipe(&flags.config, &flags.overrides)?;
-    let opts = crate::run::RunOptions {
+    let opts = crate::execute::RunOptions {
         job_id: flags.job_id.clone(),
         resume: flags.resume.clone(),
         command,
         engine: flags.engine.map(Engine::from),
         scheduler: flags.scheduler.clone(),
+        observer: Some(std::sync::Arc::new(Printer)),
+        progress: std::env::var("DJ_PROGRESS").map_or(true, |v| v != "0"),
+        // A test hook: kill tests slow the job down to hit every moment.
+        event_delay: std::env::var("DJ_EVENT_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis),
     };
     let report = runtime()?
         .block_on(crate::run::run(&recipe, &opts))

@@ -63,7 +63,8 @@ pub(crate) struct EventLog {
     path: PathBuf,
     file: Option<Mutex<File>>,
     closed: std::sync::atomic::AtomicBool,
-    /// Test hook (`DJ_EVENT_DELAY_MS`): sleep after each event, so kill tests can hit every moment.
+    /// Test hook ([`crate::execute::RunOptions::event_delay`]): sleep after each event, so kill
+    /// tests can hit every moment.
     delay: Option<Duration>,
 }
 
@@ -75,7 +76,12 @@ fn epoch() -> f64 {
 }
 
 impl EventLog {
-    pub(crate) fn create(work_dir: &Path, job_id: &str) -> Result<EventLog> {
+    /// A new log file in `work_dir`; `delay`: a pause after each event (a test hook).
+    pub(crate) fn create(
+        work_dir: &Path,
+        job_id: &str,
+        delay: Option<Duration>,
+    ) -> Result<EventLog> {
         let stamp = chrono::Utc::now().format("%Y%m%d_%H%M%S");
         let path = work_dir.join(format!("events_{stamp}.jsonl"));
         let open = |p: &Path| {
@@ -86,10 +92,6 @@ impl EventLog {
                 .with_context(|| format!("cannot open {}", p.display()))
         };
         let events = open(&path)?;
-        let delay = std::env::var("DJ_EVENT_DELAY_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map(Duration::from_millis);
         Ok(EventLog {
             job_id: job_id.to_string(),
             path,

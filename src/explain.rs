@@ -5,7 +5,7 @@ use anyhow::Result;
 use datafusion::physical_plan::displayable;
 use dj_plans::Recipe;
 
-use crate::run::prepare_explain;
+use crate::execute::prepare_explain;
 
 /// The plans of one recipe.
 #[derive(Debug, serde::Serialize)]

@@ -13,6 +13,7 @@ mod checkpoints;
 mod cli;
 mod cluster;
 mod events;
+mod execute;
 mod explain;
 mod export;
 mod flags;
@@ -29,8 +30,9 @@ mod sql;
 
 pub use checkpoints::Quarantined;
 pub use cli::{cluster_main, plan_main, run_main};
+pub use execute::{JobReport, OpReport, RunObserver, RunOptions, RunReport};
 pub use jobtools::job_main;
-pub use run::{JobReport, OpReport, RunOptions, RunReport, run};
+pub use run::run;
 pub use sql::sql_main;
 
 /// mimalloc: the operators and the JSON reader allocate many small strings and values, often

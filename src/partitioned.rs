@@ -16,13 +16,13 @@ use serde_json::json;
 
 use crate::checkpoints::{apply_retention, find_starts, log_quarantined, verify_starts};
 use crate::events::{Event, EventLog, event_files};
-use crate::job::{self, JobLock, JobPaths};
-use crate::partitioning::{HashRecorder, PartitioningInfo, hash_partitions};
-use crate::remote::JobMirror;
-use crate::run::{
+use crate::execute::{
     JobCtx, JobReport, Partitioning, RunOptions, RunReport, Start, build_index, concurrency_limit,
     execute, plan_partitioning,
 };
+use crate::job::{self, JobLock, JobPaths};
+use crate::partitioning::{HashRecorder, PartitioningInfo, hash_partitions};
+use crate::remote::JobMirror;
 
 const KEPT: &str = "The existing checkpoints were left unchanged.";
 
@@ -230,9 +230,9 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
                 tracing::warn!(
                     "Partition validation FAILED - partitions don't match saved info. Clearing checkpoints and starting fresh."
                 );
-                eprintln!(
-                    "warning: job {job_id}: saved partitions or recipe differ; clearing checkpoints and starting fresh"
-                );
+                opts.warn(&format!(
+                    "job {job_id}: saved partitions or recipe differ; clearing checkpoints and starting fresh"
+                ));
                 std::fs::remove_dir_all(&paths.checkpoints)?;
                 std::fs::create_dir_all(&paths.checkpoints)?;
                 false
@@ -249,7 +249,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         (info, ranges, starts, reuse)
     };
 
-    let events = Arc::new(EventLog::create(&paths.root, &job_id)?);
+    let events = Arc::new(EventLog::create(&paths.root, &job_id, opts.event_delay)?);
     log_quarantined(&events, &quarantined);
     if !strict {
         job::backup_config(&paths, recipe)?;
@@ -269,10 +269,9 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
     if user_id.is_none() && checkpointing {
         let mut cmd = opts.command.clone();
         cmd.extend(["--resume".to_string(), job_id.clone()]);
-        println!(
-            "Resume token: {job_id}. Rerun the original command with --resume {job_id} to resume this job."
-        );
-        println!("  {}", cmd.join(" "));
+        if let Some(o) = &opts.observer {
+            o.resume_token(&job_id, &cmd);
+        }
     }
     for (p, s) in starts.iter().enumerate() {
         if let Start::Checkpoint { op, path } = s {
@@ -319,9 +318,8 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         hash_sinks,
         mirror: mirror.clone(),
     };
-    let target = opts.target(recipe);
     let result = tokio::select! {
-        r = execute(recipe, &index, &ranges, &starts, Some(&job), &target, started) => r,
+        r = execute(recipe, &index, &ranges, &starts, Some(&job), opts, started) => r,
         signal = stop_signal() => Err(Interrupted {
             signal,
             job_id: job_id.clone(),

@@ -34,16 +34,13 @@ impl Drop for Progress {
     }
 }
 
-/// Starts reporting on `watched`; `DJ_PROGRESS=0` turns it off.
+/// Starts reporting on `watched`.
 pub(crate) fn start(watched: Vec<Watched>) -> Progress {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let enabled = std::env::var("DJ_PROGRESS")
-        .map(|v| v != "0")
-        .unwrap_or(true);
-    let handle = enabled.then(|| {
+    let handle = {
         let stop = stop.clone();
-        std::thread::spawn(move || report(watched, &stop))
-    });
+        Some(std::thread::spawn(move || report(watched, &stop)))
+    };
     Progress { stop, handle }
 }
 
