@@ -15,14 +15,21 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
 use ballista_core::config::TaskSchedulingPolicy;
+use ballista_core::execution_plans::DistributedQueryExec;
+use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+use ballista_core::serde::protobuf::{GetJobMetricsParams, OperatorMetricsSet};
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
 use ballista_executor::executor_process::{ExecutorProcessConfig, start_executor_process};
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::start_server;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::prelude::SessionContext;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
+use datafusion_proto::protobuf::LogicalPlanNode;
 use dj_plans::Recipe;
 use dj_plans::codec::{DjLogicalCodec, DjPhysicalCodec};
 use dj_plans::planner;
@@ -99,6 +106,49 @@ pub(crate) async fn client(scheduler: &str) -> Result<SessionContext> {
     SessionContext::remote_with_state(&format!("df://{host}:{port}"), state)
         .await
         .with_context(|| format!("cannot set up a Ballista session for scheduler {scheduler}"))
+}
+
+/// Every operator of the Ballista job that ran `plan` (the client's `DistributedQueryExec`), as
+/// the scheduler collected them from the executors' task results: its display line and metrics.
+/// This is how per-op counts and times come back from executors on other machines.
+pub(crate) async fn executed_operators(
+    scheduler: &str,
+    plan: &Arc<dyn ExecutionPlan>,
+) -> Result<Vec<(String, MetricsSet)>> {
+    let mut job_id = None;
+    plan.apply(|node| {
+        if let Some(q) = node.downcast_ref::<DistributedQueryExec<LogicalPlanNode>>() {
+            job_id = q.job_id();
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    let job_id = job_id.context("the partition's plan did not run as a Ballista job")?;
+    let mut client = SchedulerGrpcClient::connect(format!("http://{scheduler}"))
+        .await
+        .with_context(|| format!("cannot reach the Ballista scheduler at {scheduler}"))?
+        .max_decoding_message_size(64 * 1024 * 1024);
+    let metrics = client
+        .get_job_metrics(GetJobMetricsParams {
+            job_id: job_id.to_string(),
+        })
+        .await
+        .with_context(|| format!("cannot get the metrics of Ballista job {job_id}"))?
+        .into_inner();
+    let mut operators = Vec::new();
+    for stage in metrics.stages {
+        for op in stage.operators {
+            let set: MetricsSet = OperatorMetricsSet {
+                metrics: op.metrics,
+            }
+            .try_into()
+            .with_context(|| {
+                format!("malformed metrics of {} in job {job_id}", op.operator_desc)
+            })?;
+            operators.push((op.operator_desc, set));
+        }
+    }
+    Ok(operators)
 }
 
 /// Settings of `dj-cluster scheduler`.

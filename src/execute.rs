@@ -20,7 +20,6 @@ use datafusion::prelude::SessionContext;
 use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
 use dj_plans::nodes::checkpoint::checkpoint_file_name;
 use dj_plans::nodes::offline::credit_global_nodes;
-use dj_plans::nodes::op_boundary::CountsReport;
 use dj_plans::nodes::{
     CheckpointListener, CheckpointNode, CheckpointTarget, Concurrency, SavedCheckpoint,
 };
@@ -345,12 +344,11 @@ struct PartitionPlan {
     physical: Arc<dyn ExecutionPlan>,
 }
 
-/// The session partitions are planned in and, for a cluster, the directory the remote
-/// boundaries report their row counts to.
+/// The session partitions are planned in, and whether it sends them to a cluster.
 #[derive(Clone, Copy)]
 struct PlanEngine<'a> {
     session: &'a SessionContext,
-    remote_counts: Option<&'a Path>,
+    remote: bool,
 }
 
 /// Where partition `p`'s plan starts: its input range (hashed into `sink`, if given), or the
@@ -470,15 +468,12 @@ async fn plan_partitions(
     job: Option<&JobCtx>,
     engine: &PlanEngine<'_>,
 ) -> Result<Vec<PartitionPlan>> {
-    let PlanEngine {
-        session,
-        remote_counts,
-    } = *engine;
+    let PlanEngine { session, remote } = *engine;
     let mut plans = Vec::with_capacity(ranges.len());
     for (p, (range, start)) in ranges.iter().zip(starts).enumerate() {
         // A remote plan's input was hashed before it was sent.
         let sink = job
-            .filter(|_| remote_counts.is_none())
+            .filter(|_| !remote)
             .and_then(|j| j.hash_sinks.get(p).cloned().flatten());
         let (table, from_input, first) =
             partition_source(recipe, index, *range, start, barriers, p, sink).await?;
@@ -492,7 +487,7 @@ async fn plan_partitions(
                 let publish = job
                     .mirror
                     .as_ref()
-                    .filter(|_| remote_counts.is_some())
+                    .filter(|_| remote)
                     .map(|m| format!("{}/checkpoints/{name}", m.url()));
                 CheckpointTarget {
                     op_index: op.index,
@@ -509,12 +504,6 @@ async fn plan_partitions(
         let ctx = barriers.context(p, &checkpoint);
         let compiled = compile_partition(recipe, Arc::new(table), from_input, ops, &ctx)
             .with_context(|| format!("cannot compile recipe {}", recipe.file))?;
-        if let Some(dir) = remote_counts {
-            compiled.counters.report_to(CountsReport {
-                dir: dir.to_path_buf(),
-                partition: p,
-            });
-        }
         let physical = session.state().create_physical_plan(&compiled.plan).await?;
         let ops = ops.iter().map(|o| (o.index, o.name.clone())).collect();
         plans.push(PartitionPlan {
@@ -564,7 +553,7 @@ pub(crate) async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
         job.as_ref(),
         &PlanEngine {
             session: &session,
-            remote_counts: None,
+            remote: false,
         },
     )
     .await?;
@@ -617,7 +606,7 @@ pub(crate) async fn execute(
             );
         }
     }
-    let (session, remote) = match target {
+    let (session, scheduler) = match target {
         Target::Local => (planner::session(1), None),
         Target::Ballista { scheduler } => {
             // Executors cannot report content hashes back: hash here before they read.
@@ -625,8 +614,6 @@ pub(crate) async fn execute(
                 hash_before_remote_read(index, ranges, starts, job, concurrency_limit(recipe, n))
                     .await?;
             }
-            let counts = std::path::absolute(staging.path().join("counts"))?;
-            std::fs::create_dir_all(&counts)?;
             let session = crate::cluster::client(scheduler).await?;
             let limit = concurrency_limit(recipe, n);
             decide_dedups_on_cluster(recipe, index, ranges, starts, &barriers, &session, limit)
@@ -637,7 +624,7 @@ pub(crate) async fn execute(
                 m.checkpoints_published_by_sinks();
                 m.sync()?;
             }
-            (session, Some(counts))
+            (session, Some(scheduler.clone()))
         }
     };
     let plans = plan_partitions(
@@ -649,7 +636,7 @@ pub(crate) async fn execute(
         job,
         &PlanEngine {
             session: &session,
-            remote_counts: remote.as_deref(),
+            remote: scheduler.is_some(),
         },
     )
     .await?;
@@ -677,7 +664,6 @@ pub(crate) async fn execute(
         .collect();
     let progress = opts.progress.then(|| crate::progress::start(watched));
     let mut tasks = tokio::task::JoinSet::new();
-    let remote = remote.is_some();
     // The costliest partitions first (they ask for a permit in this order, and the semaphore is
     // fair), so that the cheap ones fill in at the end instead of a long one starting last.
     let mut plans = plans;
@@ -691,6 +677,7 @@ pub(crate) async fn execute(
             if encoder.is_some() { "jsonl" } else { "arrow" }
         ));
         let encoder = encoder.clone();
+        let scheduler = scheduler.clone();
         tasks.spawn(async move {
             concurrency.acquire(plan.partition).await;
             let p = plan.partition;
@@ -715,14 +702,20 @@ pub(crate) async fn execute(
                 }
             }
             let mut staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
-            if !remote {
-                credit_global_nodes(&plan.physical, &plan.compiled.counters);
-            }
-            if remote
-                && staged.is_ok()
-                && let Err(e) = report_remote_partition(&plan, listener.as_deref(), t0.elapsed())
-            {
-                staged = Err(e);
+            match &scheduler {
+                None => credit_global_nodes(&plan.physical, &plan.compiled.counters),
+                Some(scheduler) if staged.is_ok() => {
+                    let reported = report_remote_partition(
+                        &plan,
+                        scheduler,
+                        listener.as_deref(),
+                        t0.elapsed(),
+                    );
+                    if let Err(e) = reported.await {
+                        staged = Err(e);
+                    }
+                }
+                Some(_) => {}
             }
             concurrency.release(p);
             if let Some(ev) = &events {
@@ -813,18 +806,21 @@ async fn hash_before_remote_read(
     Ok(())
 }
 
-/// After a partition ran on the cluster: reads back the row counts its boundaries reported, and
-/// reports its checkpoints (their sinks ran on executors, which cannot log events here).
-fn report_remote_partition(
+/// After a partition ran on the cluster: books the row counts and times its operators reported
+/// with their task results (through the scheduler), and reports its checkpoints (their sinks ran
+/// on executors, which cannot log events here).
+async fn report_remote_partition(
     plan: &PartitionPlan,
+    scheduler: &str,
     listener: Option<&dyn CheckpointListener>,
     elapsed: Duration,
 ) -> Result<()> {
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
     let counters = &plan.compiled.counters;
-    counters
-        .load_reported()
-        .context("cannot read the row counts the executors reported")?;
+    for (operator, metrics) in crate::cluster::executed_operators(scheduler, &plan.physical).await?
+    {
+        counters.record_executed(&operator, &metrics);
+    }
     let Some(listener) = listener else {
         return Ok(());
     };

@@ -6,8 +6,8 @@
 //! A deduplicator travels with its decision for the partition (the runner decides it from every
 //! partition's keys first); a selector's barrier meets all partitions inside one process, so
 //! plans holding one are refused with a clear error. A decoded checkpoint sink has no listener
-//! (the runner logs `checkpoint_save` when the partition's job ends), and decoded boundaries report
-//! their row counts through files when the plan asked for it ([`CountsReport`]).
+//! (the runner logs `checkpoint_save` when the partition's job ends), and decoded boundaries count
+//! into counters of their own: their counts and times come back as their metrics.
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -32,9 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::nodes::checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
-use crate::nodes::op_boundary::{
-    Boundary, CountsReport, OpBoundaryExec, OpBoundaryNode, OpCounters,
-};
+use crate::nodes::op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
 use crate::nodes::{DedupBarrier, DedupExec, DedupNode, SelectExec, SelectNode};
 use crate::recipe::{Compression, StorageFormat};
 use crate::source::{InputFile, InputIndex, RowRange, RowRangeExec, RowRangeTable};
@@ -53,7 +51,6 @@ enum WireNode {
         /// The logical node's label; execution plans do not keep it.
         kind: Option<String>,
         slots: usize,
-        report: Option<CountsReport>,
     },
     Checkpoint {
         op_index: usize,
@@ -278,15 +275,12 @@ fn boundary_node(
         op_name: op_name.to_string(),
         kind: kind.map(str::to_string),
         slots: counters.slot_count(),
-        report: counters.report().cloned(),
     }
 }
 
-fn decoded_counters(slots: usize, report: Option<CountsReport>) -> Arc<OpCounters> {
-    match report {
-        Some(r) => OpCounters::reporting(slots, r),
-        None => OpCounters::new(slots.saturating_sub(1)),
-    }
+/// Counters of a decoded boundary: its own (what it counts comes back as its metrics).
+fn decoded_counters(slots: usize) -> Arc<OpCounters> {
+    OpCounters::new(slots.saturating_sub(1))
 }
 
 fn checkpoint_node(t: &CheckpointTarget) -> Result<WireNode> {
@@ -390,13 +384,12 @@ impl LogicalExtensionCodec for DjLogicalCodec {
                             op_name,
                             kind,
                             slots,
-                            report,
                         } => Arc::new(OpBoundaryNode {
                             input,
                             boundary,
                             op_name,
                             kind: static_kind(kind.as_deref())?,
-                            counters: decoded_counters(slots, report),
+                            counters: decoded_counters(slots),
                         }),
                         node @ WireNode::Checkpoint { .. } => Arc::new(CheckpointNode {
                             input,
@@ -536,13 +529,12 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
                         boundary,
                         op_name,
                         slots,
-                        report,
                         ..
                     } => Arc::new(OpBoundaryExec::new(
                         input()?,
                         boundary,
                         op_name,
-                        decoded_counters(slots, report),
+                        decoded_counters(slots),
                     )),
                     node @ WireNode::Checkpoint { .. } => Arc::new(CheckpointExec::new(
                         input()?,
@@ -746,15 +738,9 @@ process:
     }
 
     #[tokio::test]
-    async fn physical_plans_round_trip_and_report_counts_through_files() {
+    async fn physical_plans_round_trip_and_report_counts_as_metrics() {
         let f = fixture(RECIPE);
         let compiled = compiled(&f);
-        let counts = f.dir.path().join("counts");
-        std::fs::create_dir(&counts).unwrap();
-        compiled.counters.report_to(CountsReport {
-            dir: counts.clone(),
-            partition: 1,
-        });
         let session = planner::session(1);
         let exec = session
             .state()
@@ -772,12 +758,29 @@ process:
                 .to_string()
         };
         assert_eq!(shown(&back), shown(&exec));
-        let got = collect(back, session.task_ctx()).await.unwrap();
+        let got = collect(back.clone(), session.task_ctx()).await.unwrap();
         assert_eq!(got.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
-        // The decoded boundaries counted in their own counters and left the counts in files;
-        // the runner's counters read them back.
+        // The decoded boundaries counted in their own counters and kept the counts as metrics,
+        // which the runner books from the operators' display lines as Ballista's scheduler
+        // reports them (`fmt_as` with the default format).
         assert_eq!(compiled.counters.rows_loaded(), 0);
-        compiled.counters.load_reported().unwrap();
+        struct Line<'a>(&'a dyn ExecutionPlan);
+        impl std::fmt::Display for Line<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0
+                    .fmt_as(datafusion::physical_plan::DisplayFormatType::Default, f)
+            }
+        }
+        use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+        back.apply(|node| {
+            if let Some(m) = node.metrics() {
+                compiled
+                    .counters
+                    .record_executed(&Line(node.as_ref()).to_string(), &m);
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .unwrap();
         assert_eq!(compiled.counters.rows_loaded(), 3);
         assert_eq!(compiled.counters.rows_out(0), 3);
         assert_eq!(
@@ -786,6 +789,8 @@ process:
             "text_length_filter kept one of three"
         );
         assert_eq!(compiled.counters.rows_out(2), 1);
+        let seconds: f64 = (0..3).map(|op| compiled.counters.op_seconds(op)).sum();
+        assert!(seconds > 0.0, "the boundaries' times came back too");
     }
 
     /// A deduplicator is sent only once decided, and then with its decision: the decoded plan

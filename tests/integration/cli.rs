@@ -273,7 +273,7 @@ fn explain_json_has_plans_labelled_with_ops() {
     assert!(physical[0].starts_with("CheckpointExec: #5 special_characters_filter -> checkpoint_op_0005_partition_0000.parquet"), "{physical:?}");
     assert!(physical.iter().any(|l| {
         l.trim_start()
-            .starts_with("DedupExec: document_deduplicator")
+            .starts_with("DedupExec: #4 document_deduplicator")
     }));
     let logical: Vec<&str> = v["logical_plan"]
         .as_array()

@@ -263,7 +263,14 @@ fn wait_for_checkpoints(job_dir: &Path, n: usize, child: &mut Child) {
 }
 
 fn event_types(job_dir: &Path) -> Vec<String> {
-    let mut types = Vec::new();
+    events(job_dir)
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn events(job_dir: &Path) -> Vec<serde_json::Value> {
+    let mut events = Vec::new();
     for entry in std::fs::read_dir(job_dir).unwrap() {
         let path = entry.unwrap().path();
         if path
@@ -273,12 +280,11 @@ fn event_types(job_dir: &Path) -> Vec<String> {
             .starts_with("events_")
         {
             for line in std::fs::read_to_string(path).unwrap().lines() {
-                let e: serde_json::Value = serde_json::from_str(line).unwrap();
-                types.push(e["event_type"].as_str().unwrap_or_default().to_string());
+                events.push(serde_json::from_str(line).unwrap());
             }
         }
     }
-    types
+    events
 }
 
 /// The cluster's export equals the local one; the work is spread over both executors; the job
@@ -318,6 +324,20 @@ fn cluster_runs_match_local_and_survive_a_killed_executor() {
     assert_eq!(
         types.iter().filter(|t| *t == "partition_complete").count(),
         8
+    );
+    // Per-op times came back with the task results too: measured per op (not the partition's
+    // time split evenly), the deduplicator's work included.
+    let ev = events(&dir);
+    let op_seconds = |name: &str| -> f64 {
+        ev.iter()
+            .filter(|e| e["event_type"] == "op_complete" && e["operation_name"] == name)
+            .map(|e| e["duration"].as_f64().unwrap())
+            .sum()
+    };
+    assert!(op_seconds("document_deduplicator") > 0.0);
+    assert_ne!(
+        op_seconds("whitespace_normalization_mapper"),
+        op_seconds("text_length_filter")
     );
     let info = std::fs::read_to_string(dir.join("checkpoints/partitioning_info.json")).unwrap();
     let info: serde_json::Value = serde_json::from_str(&info).unwrap();

@@ -569,8 +569,8 @@ impl DisplayAs for DedupExec {
         let name = self.input.schema().field(self.hash_index).name().clone();
         write!(
             f,
-            "DedupExec: {} keep first per {} (global barrier over {} partitions)",
-            self.op_name, name, self.barrier.partitions
+            "DedupExec: #{} {} keep first per {} (global barrier over {} partitions)",
+            self.barrier.op_index, self.op_name, name, self.barrier.partitions
         )
     }
 }

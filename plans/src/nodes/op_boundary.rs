@@ -1,20 +1,24 @@
 //! `DjOp`: the logical node closing one recipe op, and its pass-through exec that counts the
 //! rows leaving the op and times the work up to it. It labels plans with the recipe's op names and
 //! gives per-op kept/removed counts and compute times. It blocks predicate push-down so each filter
-//! stays inside its own op.
+//! stays inside its own op. The counts and times are also the exec's metrics (`output_rows` and
+//! [`CHAIN_TIME`]), which is how they come back from a cluster ([`OpCounters::record_executed`]).
 
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::common::{DFSchemaRef, DataFusionError, Result};
+use datafusion::common::{DFSchemaRef, Result};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::physical_plan::metrics::{
+    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet, Time,
+};
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::Stream;
 
@@ -25,8 +29,8 @@ use futures::Stream;
 /// difference between its slot and the previous one; time spent waiting (I/O, other partitions at
 /// a barrier) is not counted.
 ///
-/// On a cluster the boundaries run in another process: counters decoded there carry a
-/// [`CountsReport`], and each boundary writes its final count to a file the runner reads back.
+/// On a cluster the boundaries run in another process and count into counters of their own;
+/// their metrics come back with the job's task results ([`OpCounters::record_executed`]).
 #[derive(Debug, Default)]
 pub struct OpCounters {
     slots: Vec<AtomicU64>,
@@ -34,25 +38,11 @@ pub struct OpCounters {
     /// Work of global nodes done in a task of their own, by the slot of their op's output:
     /// it precedes that boundary and every later one ([`OpCounters::add_offline`]).
     offline: Vec<AtomicU64>,
-    report: OnceLock<CountsReport>,
 }
 
-/// Where boundaries executed in another process leave their counts: one small file per slot,
-/// `partition_PPPP_slot_SSSS.count` under `dir`, written atomically when the slot's stream ends.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct CountsReport {
-    pub dir: std::path::PathBuf,
-    pub partition: usize,
-}
-
-impl CountsReport {
-    fn path(&self, slot: usize) -> std::path::PathBuf {
-        self.dir.join(format!(
-            "partition_{:04}_slot_{slot:04}.count",
-            self.partition
-        ))
-    }
-}
+/// The metric in which a boundary sums the time spent producing its batches, upstream work
+/// included (see [`OpCounters`]).
+pub const CHAIN_TIME: &str = "chain_time";
 
 impl OpCounters {
     pub fn new(ops: usize) -> Arc<OpCounters> {
@@ -60,57 +50,40 @@ impl OpCounters {
             slots: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
             nanos: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
             offline: (0..=ops).map(|_| AtomicU64::new(0)).collect(),
-            report: OnceLock::new(),
         })
     }
-    /// Counters whose boundaries write their counts as `report` says (decoded plans).
-    pub fn reporting(slots: usize, report: CountsReport) -> Arc<OpCounters> {
-        Arc::new(OpCounters {
-            slots: (0..slots).map(|_| AtomicU64::new(0)).collect(),
-            nanos: (0..slots).map(|_| AtomicU64::new(0)).collect(),
-            offline: (0..slots).map(|_| AtomicU64::new(0)).collect(),
-            report: OnceLock::from(report),
-        })
-    }
-    /// Asks boundaries executed elsewhere to report into `report` (set before encoding a plan).
-    pub fn report_to(&self, report: CountsReport) {
-        let _ = self.report.set(report);
-    }
-    pub fn report(&self) -> Option<&CountsReport> {
-        self.report.get()
-    }
-    pub(crate) fn slot_count(&self) -> usize {
+    pub fn slot_count(&self) -> usize {
         self.slots.len()
     }
-    /// Reads back the counts the remote boundaries reported; a slot without a file stays 0.
-    pub fn load_reported(&self) -> std::io::Result<()> {
-        let Some(report) = self.report.get() else {
-            return Ok(());
+    /// Books what one operator of this partition's plan reported after running elsewhere:
+    /// `operator` is its display line (as [`OpBoundaryExec`], `DedupExec` and `SelectExec`
+    /// print it: `load`, or `#i` for op `i`), `metrics` its metrics. A boundary gives its slot's
+    /// rows and [`CHAIN_TIME`]; a deduplicator or selector its `elapsed_compute` (see
+    /// [`OpCounters::add_offline`]). Other operators are ignored.
+    pub fn record_executed(&self, operator: &str, metrics: &MetricsSet) {
+        let op_index = |rest: &str| -> Option<usize> {
+            rest.strip_prefix('#')?.split(' ').next()?.parse().ok()
         };
-        for (slot, counter) in self.slots.iter().enumerate() {
-            match std::fs::read_to_string(report.path(slot)) {
-                Ok(text) => {
-                    // `rows nanoseconds`.
-                    let mut fields = text.split_whitespace().map(str::parse::<u64>);
-                    let (Some(Ok(n)), Some(Ok(nanos)), None) =
-                        (fields.next(), fields.next(), fields.next())
-                    else {
-                        return Err(std::io::Error::new(
-                            std::io::ErrorKind::InvalidData,
-                            format!(
-                                "{}: not a row count and a time in nanoseconds",
-                                report.path(slot).display()
-                            ),
-                        ));
-                    };
-                    counter.store(n, AtomicOrdering::Relaxed);
-                    self.nanos[slot].store(nanos, AtomicOrdering::Relaxed);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
+        if let Some(rest) = operator.strip_prefix("OpBoundaryExec: ") {
+            let slot = if rest.starts_with("load") {
+                Some(0)
+            } else {
+                op_index(rest).map(|i| i + 1)
+            };
+            let nanos = metrics.sum_by_name(CHAIN_TIME).map(|v| v.as_usize());
+            if let (Some(slot), Some(rows), Some(nanos)) = (slot, metrics.output_rows(), nanos)
+                && slot < self.slots.len()
+            {
+                self.add(slot, rows as u64, nanos as u64);
             }
+        } else if let Some(rest) = operator
+            .strip_prefix("DedupExec: ")
+            .or_else(|| operator.strip_prefix("SelectExec: "))
+            && let (Some(op), Some(nanos)) = (op_index(rest), metrics.elapsed_compute())
+            && op + 1 < self.slots.len()
+        {
+            self.add_offline(op, nanos as u64);
         }
-        Ok(())
     }
     /// Rows that entered the first op.
     pub fn rows_loaded(&self) -> u64 {
@@ -236,6 +209,7 @@ pub struct OpBoundaryExec {
     pub boundary: Boundary,
     pub op_name: String,
     pub counters: Arc<OpCounters>,
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl OpBoundaryExec {
@@ -250,6 +224,7 @@ impl OpBoundaryExec {
             boundary,
             op_name,
             counters,
+            metrics: ExecutionPlanMetricsSet::new(),
         }
     }
 }
@@ -271,6 +246,9 @@ impl ExecutionPlan for OpBoundaryExec {
         this.op_name.clone(),
         this.counters.clone()
     ));
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
     fn execute(
         &self,
         partition: usize,
@@ -282,6 +260,8 @@ impl ExecutionPlan for OpBoundaryExec {
                 inner,
                 slot,
                 counters: self.counters.clone(),
+                rows: MetricBuilder::new(&self.metrics).output_rows(partition),
+                time: MetricBuilder::new(&self.metrics).subset_time(CHAIN_TIME, partition),
             })),
             None => Ok(inner),
         }
@@ -292,6 +272,8 @@ struct CountingStream {
     inner: SendableRecordBatchStream,
     slot: usize,
     counters: Arc<OpCounters>,
+    rows: Count,
+    time: Time,
 }
 
 impl Stream for CountingStream {
@@ -299,26 +281,15 @@ impl Stream for CountingStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let started = std::time::Instant::now();
         let polled = self.inner.as_mut().poll_next(cx);
-        let nanos = started.elapsed().as_nanos() as u64;
-        match &polled {
-            Poll::Ready(Some(Ok(b))) => self.counters.add(self.slot, b.num_rows() as u64, nanos),
-            Poll::Pending => self.counters.add(self.slot, 0, nanos),
-            Poll::Ready(None) => {
-                self.counters.add(self.slot, 0, nanos);
-                if let Some(report) = self.counters.report() {
-                    let n = self.counters.slots[self.slot].load(AtomicOrdering::Relaxed);
-                    let t = self.counters.nanos[self.slot].load(AtomicOrdering::Relaxed);
-                    let path = report.path(self.slot);
-                    let line = format!("{n} {t}");
-                    if let Err(e) = crate::atomic::write_atomic(&path, line.as_bytes()) {
-                        return Poll::Ready(Some(Err(DataFusionError::External(
-                            format!("cannot report row count to {}: {e}", path.display()).into(),
-                        ))));
-                    }
-                }
-            }
-            _ => {}
-        }
+        let elapsed = started.elapsed();
+        let nanos = elapsed.as_nanos() as u64;
+        self.time.add_duration(elapsed);
+        let rows = match &polled {
+            Poll::Ready(Some(Ok(b))) => b.num_rows(),
+            _ => 0,
+        };
+        self.rows.add(rows);
+        self.counters.add(self.slot, rows as u64, nanos);
         polled
     }
 }

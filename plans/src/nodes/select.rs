@@ -319,8 +319,8 @@ impl DisplayAs for SelectExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "SelectExec: {} (global barrier over {} partitions)",
-            self.op_name, self.barrier.partitions
+            "SelectExec: #{} {} (global barrier over {} partitions)",
+            self.barrier.op_index, self.op_name, self.barrier.partitions
         )
     }
 }
