@@ -669,60 +669,23 @@ pub(crate) async fn execute(
     let mut plans = plans;
     plans.sort_by_key(|p| std::cmp::Reverse(index.approx_bytes(ranges[p.partition])));
     for plan in plans {
-        let (ctx, concurrency, events) = (session.task_ctx(), concurrency.clone(), events.clone());
-        let listener = listener.clone();
         let path = staging.path().join(format!(
             "part-{:05}.{}",
             plan.partition,
             if encoder.is_some() { "jsonl" } else { "arrow" }
         ));
-        let encoder = encoder.clone();
-        let scheduler = scheduler.clone();
-        tasks.spawn(async move {
-            concurrency.acquire(plan.partition).await;
-            let p = plan.partition;
-            let t0 = Instant::now();
-            if let Some(ev) = &events {
-                ev.log(
-                    Event::new(
-                        "partition_start",
-                        format!("Starting processing of partition {}/{n}", p + 1),
-                    )
-                    .partition(p),
-                );
-                for (i, name) in &plan.ops {
-                    ev.log(
-                        Event::new(
-                            "op_start",
-                            format!("Operation {name} (idx {i}) started on partition {p}"),
-                        )
-                        .partition(p)
-                        .op(*i, name),
-                    );
-                }
-            }
-            let mut staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
-            match &scheduler {
-                None => credit_global_nodes(&plan.physical, &plan.compiled.counters),
-                Some(scheduler) if staged.is_ok() => {
-                    let reported = report_remote_partition(
-                        &plan,
-                        scheduler,
-                        listener.as_deref(),
-                        t0.elapsed(),
-                    );
-                    if let Err(e) = reported.await {
-                        staged = Err(e);
-                    }
-                }
-                Some(_) => {}
-            }
-            concurrency.release(p);
-            if let Some(ev) = &events {
-                log_partition_end(ev, &plan, &staged, t0.elapsed(), n);
-            }
-            staged.map(|s| (p, s, plan))
-        });
+        let task = PartitionTask {
+            plan,
+            ctx: session.task_ctx(),
+            path,
+            encoder: encoder.clone(),
+            scheduler: scheduler.clone(),
+            events: events.clone(),
+            listener: listener.clone(),
+            concurrency: concurrency.clone(),
+            partitions: n,
+        };
+        tasks.spawn(task.run());
     }
     let mut done: Vec<Option<(Staged, PartitionPlan)>> = (0..n).map(|_| None).collect();
     while let Some(joined) = tasks.join_next().await {
@@ -735,32 +698,8 @@ pub(crate) async fn execute(
         .map(|d| d.expect("every partition ran"))
         .collect();
     let total_rows: u64 = done.iter().map(|(s, _)| s.rows).sum();
-    let total_bytes: u64 = done.iter().map(|(s, _)| s.bytes).sum();
     let staged: Vec<&Staged> = done.iter().map(|(s, _)| s).collect();
-    let exporter = if encoder.is_some() {
-        // The first partition's lines become the export; the others are appended.
-        let first = staged[0];
-        let mut exporter = Exporter::from_fragments(
-            spec,
-            schema.clone(),
-            &first.path,
-            first.stats_path.as_deref(),
-            first.rows,
-        )?;
-        for s in &staged[1..] {
-            exporter.append_fragments(&s.path, s.stats_path.as_deref(), s.rows)?;
-        }
-        exporter
-    } else {
-        let mut exporter = Exporter::create(spec, schema.clone(), total_rows, total_bytes)?;
-        let staged: Vec<&Path> = staged
-            .iter()
-            .filter(|s| s.rows > 0)
-            .map(|s| s.path.as_path())
-            .collect();
-        export_staged_batches(&mut exporter, &schema, &staged).await?;
-        exporter
-    };
+    let exporter = export_staged(spec, &schema, encoder.is_some(), &staged).await?;
     let export_files = export_target.publish(exporter.finish()?)?;
     let resumed = starts
         .iter()
@@ -778,6 +717,113 @@ pub(crate) async fn execute(
     report.concurrency_limit = concurrency_limit(recipe, n);
     report.peak_concurrency = concurrency.peak();
     Ok(report)
+}
+
+/// One partition's run: waits for a concurrency permit, stages its rows, books its per-op
+/// figures (the global nodes' work here; a cluster's from the scheduler) and logs its events.
+struct PartitionTask {
+    plan: PartitionPlan,
+    ctx: Arc<datafusion::execution::TaskContext>,
+    /// Where its rows are staged.
+    path: PathBuf,
+    encoder: Option<Arc<JsonFragmentEncoder>>,
+    /// The Ballista scheduler when it runs on a cluster.
+    scheduler: Option<String>,
+    events: Option<Arc<EventLog>>,
+    listener: Option<Arc<dyn CheckpointListener>>,
+    concurrency: Arc<Concurrency>,
+    partitions: usize,
+}
+
+impl PartitionTask {
+    async fn run(self) -> Result<(usize, Staged, PartitionPlan)> {
+        let PartitionTask {
+            plan,
+            ctx,
+            path,
+            encoder,
+            scheduler,
+            events,
+            listener,
+            concurrency,
+            partitions: n,
+        } = self;
+        concurrency.acquire(plan.partition).await;
+        let p = plan.partition;
+        let t0 = Instant::now();
+        if let Some(ev) = &events {
+            ev.log(
+                Event::new(
+                    "partition_start",
+                    format!("Starting processing of partition {}/{n}", p + 1),
+                )
+                .partition(p),
+            );
+            for (i, name) in &plan.ops {
+                ev.log(
+                    Event::new(
+                        "op_start",
+                        format!("Operation {name} (idx {i}) started on partition {p}"),
+                    )
+                    .partition(p)
+                    .op(*i, name),
+                );
+            }
+        }
+        let mut staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
+        match &scheduler {
+            None => credit_global_nodes(&plan.physical, &plan.compiled.counters),
+            Some(scheduler) if staged.is_ok() => {
+                let reported =
+                    report_remote_partition(&plan, scheduler, listener.as_deref(), t0.elapsed());
+                if let Err(e) = reported.await {
+                    staged = Err(e);
+                }
+            }
+            Some(_) => {}
+        }
+        concurrency.release(p);
+        if let Some(ev) = &events {
+            log_partition_end(ev, &plan, &staged, t0.elapsed(), n);
+        }
+        staged.map(|s| (p, s, plan))
+    }
+}
+
+/// The export from the partitions' staged rows, in partition order: JSON lines fragments are
+/// joined as they are; Arrow staging files are written through the exporter (in the selector's
+/// rank order when there is one).
+async fn export_staged(
+    spec: ExportSpec,
+    schema: &datafusion::arrow::datatypes::SchemaRef,
+    fragments: bool,
+    staged: &[&Staged],
+) -> Result<Exporter> {
+    if fragments {
+        // The first partition's lines become the export; the others are appended.
+        let first = staged[0];
+        let mut exporter = Exporter::from_fragments(
+            spec,
+            schema.clone(),
+            &first.path,
+            first.stats_path.as_deref(),
+            first.rows,
+        )?;
+        for s in &staged[1..] {
+            exporter.append_fragments(&s.path, s.stats_path.as_deref(), s.rows)?;
+        }
+        return Ok(exporter);
+    }
+    let total_rows: u64 = staged.iter().map(|s| s.rows).sum();
+    let total_bytes: u64 = staged.iter().map(|s| s.bytes).sum();
+    let mut exporter = Exporter::create(spec, schema.clone(), total_rows, total_bytes)?;
+    let staged: Vec<&Path> = staged
+        .iter()
+        .filter(|s| s.rows > 0)
+        .map(|s| s.path.as_path())
+        .collect();
+    export_staged_batches(&mut exporter, schema, &staged).await?;
+    Ok(exporter)
 }
 
 /// Content-hashes, here, every partition that will read its input on the cluster and has no

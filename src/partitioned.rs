@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use dj_plans::Recipe;
-use dj_plans::source::InputIndex;
+use dj_plans::source::{InputIndex, RowRange};
 use serde_json::json;
 
 use crate::checkpoints::{apply_retention, find_starts, log_quarantined, verify_starts};
@@ -115,15 +115,8 @@ struct JobStart {
 }
 
 async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<RunReport> {
-    let JobStart {
-        job_id,
-        user_id,
-        strict,
-        paths,
-        mirror,
-        started,
-    } = start;
-    if strict {
+    let (job_id, paths, mirror) = (&start.job_id, &start.paths, start.mirror.as_deref());
+    if start.strict {
         // Step 1: the job directory with its event log.
         if !paths.root.is_dir() || event_files(&paths.root).is_empty() {
             bail!(
@@ -132,10 +125,10 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
             );
         }
         // Step 2: the same recipe and overrides.
-        verify_config(&paths, recipe)?;
+        verify_config(paths, recipe)?;
     }
     paths.create_all()?;
-    let _lock = JobLock::acquire(&paths.root, &job_id)?;
+    let _lock = JobLock::acquire(&paths.root, job_id)?;
     if let Err(e) = crate::logging::log_to_job_dir(&paths.logs) {
         tracing::warn!("cannot write logs to {}: {e}", paths.logs.display());
     }
@@ -145,115 +138,129 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         recipe.file
     );
     let index = Arc::new(build_index(recipe).await?);
-    let session = dj_plans::planner::session(1);
-    let checkpointing = recipe.checkpoint.enabled;
-    let mut quarantined = Vec::new();
-
-    let (info, ranges, starts, resuming) = if strict {
-        // Steps 3-5: saved partitioning, saved boundaries, every hash validated.
-        let text = std::fs::read_to_string(paths.partitioning_info()).map_err(|_| {
-            anyhow::anyhow!("Explicit resume requires saved partitioning_info.json; existing checkpoints were left unchanged.")
-        })?;
-        let info: PartitioningInfo = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not valid partitioning metadata. {KEPT}",
-                paths.partitioning_info().display()
-            )
-        })?;
-        if info.recipe_hash != job::recipe_hash(recipe)? {
-            bail!(
-                "The recipe's hash differs from the one the job was started with. Use the same config file, CLI arguments and model files for resumption. {KEPT}"
-            );
+    let parts = if start.strict {
+        match resume_partitioning(recipe, paths, job_id, &index, mirror).await? {
+            Resolution::Run(parts) => parts,
+            Resolution::Completed(done) => return Ok(*done),
         }
-        let ranges = info.saved_ranges(index.total_rows)?;
-        // A partition gets its hash when its input has been read once, before any of its
-        // checkpoints is written; one without a hash has never been read to its end.
-        let starts = find_starts(&paths, recipe, ranges.len())?;
-        if let Some(p) = info.partitions.iter().find(|p| {
-            p.content_hash.is_empty() && matches!(starts[p.partition_id], Start::Checkpoint { .. })
-        }) {
-            bail!(
-                "Explicit resume requires content hashes and row boundaries created by this version: partition {} has checkpoints but no saved content hash. {KEPT}",
-                p.partition_id
-            );
-        }
-        let hashed: Vec<usize> = info
-            .partitions
-            .iter()
-            .filter(|p| !p.content_hash.is_empty())
-            .map(|p| p.partition_id)
-            .collect();
-        let hashes = hash_partitions(
-            &index,
-            &hashed.iter().map(|&p| ranges[p]).collect::<Vec<_>>(),
-            session.task_ctx(),
-            concurrency_limit(recipe, ranges.len()),
-        )
-        .await?;
-        info.validate_hashes(&hashed.into_iter().zip(hashes).collect::<Vec<_>>())?;
-        // Validated as any resume: a completed job whose input changed is refused too.
-        if let Some(done) = completed(&paths, &job_id) {
-            return Ok(done);
-        }
-        let (starts, moved) = verify_starts(&paths, recipe, ranges.len(), mirror.as_deref())?;
-        quarantined = moved;
-        (info, ranges, starts, true)
     } else {
-        let Partitioning { ranges, sizing } = plan_partitioning(recipe, &index).await?;
-        if let Some(rec) = &sizing {
-            job::write_json(
-                &paths.metadata.join("partition_sizing.json"),
-                &serde_json::to_value(rec)?,
-            )?;
-        }
-        // The legacy `--job_id` path: reuse matching checkpoints, or clear them and start fresh.
-        let saved: Option<PartitioningInfo> = std::fs::read_to_string(paths.partitioning_info())
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        // A fresh run hashes each partition while processing it (see `HashRecorder`); only a
-        // rerun over saved metadata needs the hashes first, to compare.
-        let hashes = if checkpointing && saved.is_some() {
-            hash_partitions(
-                &index,
-                &ranges,
-                session.task_ctx(),
-                concurrency_limit(recipe, ranges.len()),
-            )
-            .await?
-        } else {
-            ranges.iter().map(|r| (r.len(), String::new())).collect()
-        };
-        let info = PartitioningInfo::new(&index, &ranges, &hashes, job::recipe_hash(recipe)?);
-        let reuse = match saved {
-            Some(s) if s.matches(&info) => true,
-            Some(_) => {
-                tracing::warn!(
-                    "Partition validation FAILED - partitions don't match saved info. Clearing checkpoints and starting fresh."
-                );
-                opts.warn(&format!(
-                    "job {job_id}: saved partitions or recipe differ; clearing checkpoints and starting fresh"
-                ));
-                std::fs::remove_dir_all(&paths.checkpoints)?;
-                std::fs::create_dir_all(&paths.checkpoints)?;
-                false
-            }
-            None => false,
-        };
-        let starts = if reuse {
-            let (starts, moved) = verify_starts(&paths, recipe, ranges.len(), mirror.as_deref())?;
-            quarantined = moved;
-            starts
-        } else {
-            vec![Start::Input; ranges.len()]
-        };
-        (info, ranges, starts, reuse)
+        plan_job_partitioning(recipe, opts, paths, job_id, &index, mirror).await?
     };
+    let events = Arc::new(EventLog::create(&paths.root, job_id, opts.event_delay)?);
+    record_start(recipe, opts, &start, &events, &parts)?;
+    write_mapping(paths, recipe, &index, &parts.ranges, "processing")?;
+    let started_at = chrono::Utc::now();
 
-    let events = Arc::new(EventLog::create(&paths.root, &job_id, opts.event_delay)?);
-    log_quarantined(&events, &quarantined);
+    let hash_sinks = if recipe.checkpoint.enabled {
+        HashRecorder::new(
+            paths.partitioning_info(),
+            parts.info.clone(),
+            start.mirror.clone(),
+        )
+        .sinks()
+    } else {
+        Vec::new()
+    };
+    let job = JobCtx {
+        paths: paths.clone(),
+        events: events.clone(),
+        hash_sinks,
+        mirror: start.mirror.clone(),
+    };
+    let (ranges, starts) = (&parts.ranges, &parts.starts);
+    let result = tokio::select! {
+        r = execute(recipe, &index, ranges, starts, Some(&job), opts, start.started) => r,
+        signal = stop_signal() => Err(Interrupted {
+            signal,
+            job_id: job_id.clone(),
+        }
+        .into()),
+    };
+    let mut report = match result {
+        Ok(r) => r,
+        Err(err) => {
+            let mut e = Event::new("job_failed", format!("Job failed: {err:#}"));
+            e.status = Some(if err.is::<Interrupted>() {
+                "stopped"
+            } else {
+                "failed"
+            });
+            e.error_message = Some(format!("{err:#}"));
+            e.duration = Some(start.started.elapsed().as_secs_f64());
+            events.log_last(e);
+            // The failure is what the user must see, even when recording it fails too (a full
+            // disk fails both).
+            if let Err(also) = write_mapping(paths, recipe, &index, ranges, "failed") {
+                return Err(anyhow::anyhow!(
+                    "{err:#} (also failed to record the failure: {also:#})"
+                ));
+            }
+            return Err(err);
+        }
+    };
+    let mut e = Event::new(
+        "job_complete",
+        format!(
+            "Job completed successfully in {:.2}s",
+            report.elapsed.as_secs_f64()
+        ),
+    );
+    e.status = Some("completed");
+    e.duration = Some(report.elapsed.as_secs_f64());
+    e.output_path = Some(recipe.export_path.clone());
+    events.log(e);
+    write_mapping(paths, recipe, &index, ranges, "completed")?;
+    job::write_json(
+        &paths.summary(),
+        &json!({
+            "job_id": job_id,
+            "status": "completed",
+            "start_time": started_at.timestamp_millis() as f64 / 1000.0,
+            "end_time": chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
+            "duration": report.elapsed.as_secs_f64(),
+            "work_dir": paths.root,
+            "config_file": recipe.file,
+            "executor_type": "ray_partitioned",
+            "resumption_command": format!("{} --resume {job_id}", opts.command.join(" ")),
+            "event_log_file": events.path(),
+            "checkpoint_dir": paths.checkpoints,
+            "metadata_dir": paths.metadata,
+            "num_partitions": ranges.len(),
+            "rows_in": report.rows_in,
+            "rows_out": report.rows_out,
+            "export_files": report.export_files,
+        }),
+    )?;
+    apply_retention(paths, recipe, mirror)?;
+    report.quarantined = parts.quarantined;
+    report.job = Some(JobReport {
+        job_id: job_id.clone(),
+        job_dir: paths.root.clone(),
+        already_complete: false,
+    });
+    Ok(report)
+}
+
+/// What a job records as it starts: its metadata (a new run: the recipe copy, partitioning,
+/// DAG and partition manifests), the resume token for the caller, and the `checkpoint_load` and
+/// `job_start` events.
+fn record_start(
+    recipe: &Recipe,
+    opts: &RunOptions,
+    start: &JobStart,
+    events: &EventLog,
+    parts: &Partitions,
+) -> Result<()> {
+    let (job_id, paths, strict) = (&start.job_id, &start.paths, start.strict);
+    let (ranges, starts) = (&parts.ranges, &parts.starts);
+    let checkpointing = recipe.checkpoint.enabled;
+    log_quarantined(events, &parts.quarantined);
     if !strict {
-        job::backup_config(&paths, recipe)?;
-        job::write_json(&paths.partitioning_info(), &serde_json::to_value(&info)?)?;
+        job::backup_config(paths, recipe)?;
+        job::write_json(
+            &paths.partitioning_info(),
+            &serde_json::to_value(&parts.info)?,
+        )?;
         job::write_json(
             &paths.root.join("dag_execution_plan.json"),
             &job::dag_plan(recipe, ranges.len()),
@@ -266,11 +273,11 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
             )?;
         }
     }
-    if user_id.is_none() && checkpointing {
+    if start.user_id.is_none() && checkpointing {
         let mut cmd = opts.command.clone();
         cmd.extend(["--resume".to_string(), job_id.clone()]);
         if let Some(o) = &opts.observer {
-            o.resume_token(&job_id, &cmd);
+            o.resume_token(job_id, &cmd);
         }
     }
     for (p, s) in starts.iter().enumerate() {
@@ -297,98 +304,161 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
     .meta(json!({
         "num_partitions": ranges.len(),
         "checkpoint_enabled": checkpointing,
-        "is_resuming": resuming,
+        "is_resuming": parts.resuming,
         "job_id": job_id,
-        "user_provided_job_id": user_id.is_some(),
+        "user_provided_job_id": start.user_id.is_some(),
         "resume_requested": strict,
     }));
     start_event.total_partitions = Some(ranges.len());
     events.log(start_event);
-    write_mapping(&paths, recipe, &index, &ranges, "processing")?;
-    let started_at = chrono::Utc::now();
+    Ok(())
+}
 
-    let hash_sinks = if checkpointing {
-        HashRecorder::new(paths.partitioning_info(), info, mirror.clone()).sinks()
-    } else {
-        Vec::new()
-    };
-    let job = JobCtx {
-        paths: paths.clone(),
-        events: events.clone(),
-        hash_sinks,
-        mirror: mirror.clone(),
-    };
-    let result = tokio::select! {
-        r = execute(recipe, &index, &ranges, &starts, Some(&job), opts, started) => r,
-        signal = stop_signal() => Err(Interrupted {
-            signal,
-            job_id: job_id.clone(),
-        }
-        .into()),
-    };
-    let mut report = match result {
-        Ok(r) => r,
-        Err(err) => {
-            let mut e = Event::new("job_failed", format!("Job failed: {err:#}"));
-            e.status = Some(if err.is::<Interrupted>() {
-                "stopped"
-            } else {
-                "failed"
-            });
-            e.error_message = Some(format!("{err:#}"));
-            e.duration = Some(started.elapsed().as_secs_f64());
-            events.log_last(e);
-            // The failure is what the user must see, even when recording it fails too (a full
-            // disk fails both).
-            if let Err(also) = write_mapping(&paths, recipe, &index, &ranges, "failed") {
-                return Err(anyhow::anyhow!(
-                    "{err:#} (also failed to record the failure: {also:#})"
-                ));
-            }
-            return Err(err);
-        }
-    };
-    let mut e = Event::new(
-        "job_complete",
+/// What a job runs: its partitioning (saved or planned), where each partition starts, and the
+/// saved files that failed verification and were moved aside.
+struct Partitions {
+    info: PartitioningInfo,
+    ranges: Vec<RowRange>,
+    starts: Vec<Start>,
+    resuming: bool,
+    quarantined: Vec<crate::checkpoints::Quarantined>,
+}
+
+/// A strict resume either runs what is left, or finds the job complete.
+enum Resolution {
+    Run(Partitions),
+    Completed(Box<RunReport>),
+}
+
+/// The partitioning a strict resume continues (steps 3-5): the saved boundaries, every saved
+/// content hash validated, the checkpoints verified; or the report of a job that had completed.
+async fn resume_partitioning(
+    recipe: &Recipe,
+    paths: &JobPaths,
+    job_id: &str,
+    index: &Arc<InputIndex>,
+    mirror: Option<&JobMirror>,
+) -> Result<Resolution> {
+    let session = dj_plans::planner::session(1);
+    // Steps 3-5: saved partitioning, saved boundaries, every hash validated.
+    let text = std::fs::read_to_string(paths.partitioning_info()).map_err(|_| {
+        anyhow::anyhow!("Explicit resume requires saved partitioning_info.json; existing checkpoints were left unchanged.")
+    })?;
+    let info: PartitioningInfo = serde_json::from_str(&text).with_context(|| {
         format!(
-            "Job completed successfully in {:.2}s",
-            report.elapsed.as_secs_f64()
-        ),
-    );
-    e.status = Some("completed");
-    e.duration = Some(report.elapsed.as_secs_f64());
-    e.output_path = Some(recipe.export_path.clone());
-    events.log(e);
-    write_mapping(&paths, recipe, &index, &ranges, "completed")?;
-    job::write_json(
-        &paths.summary(),
-        &json!({
-            "job_id": job_id,
-            "status": "completed",
-            "start_time": started_at.timestamp_millis() as f64 / 1000.0,
-            "end_time": chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
-            "duration": report.elapsed.as_secs_f64(),
-            "work_dir": paths.root,
-            "config_file": recipe.file,
-            "executor_type": "ray_partitioned",
-            "resumption_command": format!("{} --resume {job_id}", opts.command.join(" ")),
-            "event_log_file": events.path(),
-            "checkpoint_dir": paths.checkpoints,
-            "metadata_dir": paths.metadata,
-            "num_partitions": ranges.len(),
-            "rows_in": report.rows_in,
-            "rows_out": report.rows_out,
-            "export_files": report.export_files,
-        }),
-    )?;
-    apply_retention(&paths, recipe, mirror.as_deref())?;
-    report.quarantined = quarantined;
-    report.job = Some(JobReport {
-        job_id,
-        job_dir: paths.root.clone(),
-        already_complete: false,
-    });
-    Ok(report)
+            "{} is not valid partitioning metadata. {KEPT}",
+            paths.partitioning_info().display()
+        )
+    })?;
+    if info.recipe_hash != job::recipe_hash(recipe)? {
+        bail!(
+            "The recipe's hash differs from the one the job was started with. Use the same config file, CLI arguments and model files for resumption. {KEPT}"
+        );
+    }
+    let ranges = info.saved_ranges(index.total_rows)?;
+    // A partition gets its hash when its input has been read once, before any of its
+    // checkpoints is written; one without a hash has never been read to its end.
+    let starts = find_starts(paths, recipe, ranges.len())?;
+    if let Some(p) = info.partitions.iter().find(|p| {
+        p.content_hash.is_empty() && matches!(starts[p.partition_id], Start::Checkpoint { .. })
+    }) {
+        bail!(
+            "Explicit resume requires content hashes and row boundaries created by this version: partition {} has checkpoints but no saved content hash. {KEPT}",
+            p.partition_id
+        );
+    }
+    let hashed: Vec<usize> = info
+        .partitions
+        .iter()
+        .filter(|p| !p.content_hash.is_empty())
+        .map(|p| p.partition_id)
+        .collect();
+    let hashes = hash_partitions(
+        index,
+        &hashed.iter().map(|&p| ranges[p]).collect::<Vec<_>>(),
+        session.task_ctx(),
+        concurrency_limit(recipe, ranges.len()),
+    )
+    .await?;
+    info.validate_hashes(&hashed.into_iter().zip(hashes).collect::<Vec<_>>())?;
+    // Validated as any resume: a completed job whose input changed is refused too.
+    if let Some(done) = completed(paths, job_id) {
+        return Ok(Resolution::Completed(Box::new(done)));
+    }
+    let (starts, quarantined) = verify_starts(paths, recipe, ranges.len(), mirror)?;
+    Ok(Resolution::Run(Partitions {
+        info,
+        ranges,
+        starts,
+        resuming: true,
+        quarantined,
+    }))
+}
+
+/// The partitioning of a new run, or of a `--job_id` rerun: planned from the recipe; a rerun
+/// reuses the checkpoints when its partitions and recipe match the saved ones, else clears them.
+async fn plan_job_partitioning(
+    recipe: &Recipe,
+    opts: &RunOptions,
+    paths: &JobPaths,
+    job_id: &str,
+    index: &Arc<InputIndex>,
+    mirror: Option<&JobMirror>,
+) -> Result<Partitions> {
+    let session = dj_plans::planner::session(1);
+    let checkpointing = recipe.checkpoint.enabled;
+    let Partitioning { ranges, sizing } = plan_partitioning(recipe, index).await?;
+    if let Some(rec) = &sizing {
+        job::write_json(
+            &paths.metadata.join("partition_sizing.json"),
+            &serde_json::to_value(rec)?,
+        )?;
+    }
+    // The legacy `--job_id` path: reuse matching checkpoints, or clear them and start fresh.
+    let saved: Option<PartitioningInfo> = std::fs::read_to_string(paths.partitioning_info())
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    // A fresh run hashes each partition while processing it (see `HashRecorder`); only a
+    // rerun over saved metadata needs the hashes first, to compare.
+    let hashes = if checkpointing && saved.is_some() {
+        hash_partitions(
+            index,
+            &ranges,
+            session.task_ctx(),
+            concurrency_limit(recipe, ranges.len()),
+        )
+        .await?
+    } else {
+        ranges.iter().map(|r| (r.len(), String::new())).collect()
+    };
+    let info = PartitioningInfo::new(index, &ranges, &hashes, job::recipe_hash(recipe)?);
+    let reuse = match saved {
+        Some(s) if s.matches(&info) => true,
+        Some(_) => {
+            tracing::warn!(
+                "Partition validation FAILED - partitions don't match saved info. Clearing checkpoints and starting fresh."
+            );
+            opts.warn(&format!(
+                "job {job_id}: saved partitions or recipe differ; clearing checkpoints and starting fresh"
+            ));
+            std::fs::remove_dir_all(&paths.checkpoints)?;
+            std::fs::create_dir_all(&paths.checkpoints)?;
+            false
+        }
+        None => false,
+    };
+    let (starts, quarantined) = if reuse {
+        verify_starts(paths, recipe, ranges.len(), mirror)?
+    } else {
+        (vec![Start::Input; ranges.len()], Vec::new())
+    };
+    Ok(Partitions {
+        info,
+        ranges,
+        starts,
+        resuming: reuse,
+        quarantined,
+    })
 }
 
 /// A job whose latest event file records `job_complete` is done: nothing to run.
@@ -453,7 +523,7 @@ fn write_mapping(
     paths: &JobPaths,
     recipe: &Recipe,
     index: &InputIndex,
-    ranges: &[dj_plans::source::RowRange],
+    ranges: &[RowRange],
     status: &str,
 ) -> Result<()> {
     let partitions: Vec<_> = ranges

@@ -270,6 +270,175 @@ fn op_of(e: &Value) -> Option<OpRef> {
 }
 
 /// The partition's state while replaying its events.
+/// The partitions the job saved: its partitioning info, else its dataset mapping.
+fn saved_partitions(
+    info: Option<&Value>,
+    mapping: Option<&Value>,
+) -> BTreeMap<usize, PartitionProgress> {
+    let mut parts: BTreeMap<usize, PartitionProgress> = BTreeMap::new();
+    let saved = info
+        .and_then(|i| i["partitions"].as_array().cloned())
+        .or_else(|| mapping.and_then(|m| m["partitions"].as_array().cloned()))
+        .unwrap_or_default();
+    for (i, p) in saved.iter().enumerate() {
+        let id = u64_of(&p["partition_id"]).map(|v| v as usize).unwrap_or(i);
+        let mut pp = PartitionProgress::new(id);
+        pp.start_row = u64_of(&p["start_row"]);
+        pp.end_row = u64_of(&p["end_row"]);
+        pp.sample_count = u64_of(&p["row_count"])
+            .or_else(|| u64_of(&p["sample_count"]))
+            .or_else(|| Some(pp.end_row? - pp.start_row?));
+        parts.insert(id, pp);
+    }
+    parts
+}
+
+/// What the event log says about the job's runs.
+struct RunHistory {
+    runs: usize,
+    start_time: Option<f64>,
+    /// The latest run's start, and its end (time, status, error) if it ended.
+    run_start_time: Option<f64>,
+    run_end: Option<(f64, JobStatus, Option<String>)>,
+    /// Partitions the latest run completed.
+    completed_in_run: Vec<usize>,
+}
+
+/// Replays the events into `parts` (status, current op, checkpoints) and the run history; a
+/// `job_start` may declare the partition count.
+fn replay_events(
+    events: &[Value],
+    parts: &mut BTreeMap<usize, PartitionProgress>,
+    declared_total: &mut Option<usize>,
+    checkpoints: &Path,
+    now: f64,
+) -> RunHistory {
+    let mut replay: BTreeMap<usize, Replay> = BTreeMap::new();
+    let mut runs = 0usize;
+    let mut start_time = None;
+    let mut run_start_time = None;
+    let mut run_end: Option<(f64, JobStatus, Option<String>)> = None;
+    let mut completed_in_run: Vec<usize> = vec![];
+    for e in events {
+        let kind = e["event_type"].as_str().unwrap_or_default();
+        let ts = e["timestamp"].as_f64();
+        let pid = u64_of(&e["partition_id"]).map(|v| v as usize);
+        match kind {
+            "job_start" => {
+                runs += 1;
+                start_time = start_time.or(ts);
+                run_start_time = ts;
+                run_end = None;
+                completed_in_run.clear();
+                if declared_total.is_none() {
+                    *declared_total = u64_of(&e["total_partitions"]).map(|v| v as usize);
+                }
+                // Partitions a previous run left processing wait for this run to restart them.
+                for p in parts.values_mut() {
+                    if p.status == PartitionStatus::Processing {
+                        p.status = PartitionStatus::Pending;
+                        p.current_op = None;
+                    }
+                }
+                replay.clear();
+                continue;
+            }
+            "job_complete" => {
+                run_end = Some((ts.unwrap_or(now), JobStatus::Completed, None));
+                continue;
+            }
+            "job_failed" => {
+                let status = if e["status"] == "stopped" {
+                    JobStatus::Stopped
+                } else {
+                    JobStatus::Failed
+                };
+                let msg = str_of(&e["error_message"]).or_else(|| str_of(&e["message"]));
+                run_end = Some((ts.unwrap_or(now), status, msg));
+                continue;
+            }
+            _ => {}
+        }
+        let Some(pid) = pid else { continue };
+        let p = parts
+            .entry(pid)
+            .or_insert_with(|| PartitionProgress::new(pid));
+        let r = replay.entry(pid).or_default();
+        if apply_partition_event(kind, e, ts, p, r, checkpoints) {
+            completed_in_run.push(pid);
+        }
+        // Ops stream, and their op_complete events come at the partition's end: the first op
+        // started after the newest checkpoint of this attempt is where the partition is.
+        p.current_op = r
+            .started
+            .iter()
+            .find(|(idx, _)| r.checkpointed.is_none_or(|c| **idx > c))
+            .map(|(idx, name)| OpRef {
+                idx: *idx,
+                name: name.clone(),
+            });
+    }
+    RunHistory {
+        runs,
+        start_time,
+        run_start_time,
+        run_end,
+        completed_in_run,
+    }
+}
+
+/// The op names of the recipe copy's `process` list.
+fn op_names(recipe: Option<&Value>) -> Vec<String> {
+    recipe
+        .and_then(|r| r["process"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|op| match op {
+            Value::Object(m) => m.keys().next().cloned(),
+            Value::String(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checkpoint files on disk that no event recorded (an event file removed, say), and the op
+/// name of every checkpoint.
+fn add_unrecorded_checkpoints(
+    parts: &mut BTreeMap<usize, PartitionProgress>,
+    checkpoints: &Path,
+    ops: &[String],
+) {
+    if let Ok(dir) = std::fs::read_dir(checkpoints) {
+        for entry in dir.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some((op, pid)) = parse_checkpoint_file_name(&name) else {
+                continue;
+            };
+            let p = parts
+                .entry(pid)
+                .or_insert_with(|| PartitionProgress::new(pid));
+            if !p.checkpoints.iter().any(|c| c.operation_idx == op) {
+                p.checkpoints.push(CheckpointInfo {
+                    operation_idx: op,
+                    operation_name: None,
+                    path: entry.path(),
+                    rows: None,
+                    saved_at: None,
+                    exists: true,
+                });
+            }
+        }
+    }
+    for p in parts.values_mut() {
+        p.checkpoints.sort_by_key(|c| c.operation_idx);
+        for c in &mut p.checkpoints {
+            if c.operation_name.is_none() {
+                c.operation_name = ops.get(c.operation_idx).cloned();
+            }
+        }
+    }
+}
+
 #[derive(Default)]
 struct Replay {
     /// Ops started and not completed in the current attempt.
@@ -304,138 +473,28 @@ pub(super) fn progress_at(job_dir: &Path, now: f64) -> Result<JobProgress> {
     let recipe = effective_recipe(job_dir);
 
     // Partitions: saved boundaries, else the dataset mapping, else the events.
-    let mut parts: BTreeMap<usize, PartitionProgress> = BTreeMap::new();
-    let saved = info
-        .as_ref()
-        .and_then(|i| i["partitions"].as_array().cloned())
-        .or_else(|| {
-            mapping
-                .as_ref()
-                .and_then(|m| m["partitions"].as_array().cloned())
-        })
-        .unwrap_or_default();
-    for (i, p) in saved.iter().enumerate() {
-        let id = u64_of(&p["partition_id"]).map(|v| v as usize).unwrap_or(i);
-        let mut pp = PartitionProgress::new(id);
-        pp.start_row = u64_of(&p["start_row"]);
-        pp.end_row = u64_of(&p["end_row"]);
-        pp.sample_count = u64_of(&p["row_count"])
-            .or_else(|| u64_of(&p["sample_count"]))
-            .or_else(|| Some(pp.end_row? - pp.start_row?));
-        parts.insert(id, pp);
-    }
+    let mut parts = saved_partitions(info.as_ref(), mapping.as_ref());
     let mut declared_total = info
         .as_ref()
         .and_then(|i| u64_of(&i["num_partitions"]))
         .map(|v| v as usize);
 
-    let mut replay: BTreeMap<usize, Replay> = BTreeMap::new();
-    let mut runs = 0usize;
-    let mut start_time = None;
-    let mut run_start_time = None;
-    let mut run_end: Option<(f64, JobStatus, Option<String>)> = None;
-    let mut completed_in_run: Vec<usize> = vec![];
-    for e in &events {
-        let kind = e["event_type"].as_str().unwrap_or_default();
-        let ts = e["timestamp"].as_f64();
-        let pid = u64_of(&e["partition_id"]).map(|v| v as usize);
-        match kind {
-            "job_start" => {
-                runs += 1;
-                start_time = start_time.or(ts);
-                run_start_time = ts;
-                run_end = None;
-                completed_in_run.clear();
-                if declared_total.is_none() {
-                    declared_total = u64_of(&e["total_partitions"]).map(|v| v as usize);
-                }
-                // Partitions a previous run left processing wait for this run to restart them.
-                for p in parts.values_mut() {
-                    if p.status == PartitionStatus::Processing {
-                        p.status = PartitionStatus::Pending;
-                        p.current_op = None;
-                    }
-                }
-                replay.clear();
-                continue;
-            }
-            "job_complete" => {
-                run_end = Some((ts.unwrap_or(now), JobStatus::Completed, None));
-                continue;
-            }
-            "job_failed" => {
-                let status = if e["status"] == "stopped" {
-                    JobStatus::Stopped
-                } else {
-                    JobStatus::Failed
-                };
-                let msg = str_of(&e["error_message"]).or_else(|| str_of(&e["message"]));
-                run_end = Some((ts.unwrap_or(now), status, msg));
-                continue;
-            }
-            _ => {}
-        }
-        let Some(pid) = pid else { continue };
-        let p = parts
-            .entry(pid)
-            .or_insert_with(|| PartitionProgress::new(pid));
-        let r = replay.entry(pid).or_default();
-        if apply_partition_event(kind, e, ts, p, r, &paths.checkpoints) {
-            completed_in_run.push(pid);
-        }
-        // Ops stream, and their op_complete events come at the partition's end: the first op
-        // started after the newest checkpoint of this attempt is where the partition is.
-        p.current_op = r
-            .started
-            .iter()
-            .find(|(idx, _)| r.checkpointed.is_none_or(|c| **idx > c))
-            .map(|(idx, name)| OpRef {
-                idx: *idx,
-                name: name.clone(),
-            });
-    }
+    let RunHistory {
+        runs,
+        start_time,
+        run_start_time,
+        run_end,
+        completed_in_run,
+    } = replay_events(
+        &events,
+        &mut parts,
+        &mut declared_total,
+        &paths.checkpoints,
+        now,
+    );
 
-    // Checkpoint files on disk that no event recorded (an event file removed, say).
-    if let Ok(dir) = std::fs::read_dir(&paths.checkpoints) {
-        for entry in dir.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some((op, pid)) = parse_checkpoint_file_name(&name) else {
-                continue;
-            };
-            let p = parts
-                .entry(pid)
-                .or_insert_with(|| PartitionProgress::new(pid));
-            if !p.checkpoints.iter().any(|c| c.operation_idx == op) {
-                p.checkpoints.push(CheckpointInfo {
-                    operation_idx: op,
-                    operation_name: None,
-                    path: entry.path(),
-                    rows: None,
-                    saved_at: None,
-                    exists: true,
-                });
-            }
-        }
-    }
-    let ops: Vec<String> = recipe
-        .as_ref()
-        .and_then(|r| r["process"].as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|op| match op {
-            Value::Object(m) => m.keys().next().cloned(),
-            Value::String(s) => Some(s.clone()),
-            _ => None,
-        })
-        .collect();
-    for p in parts.values_mut() {
-        p.checkpoints.sort_by_key(|c| c.operation_idx);
-        for c in &mut p.checkpoints {
-            if c.operation_name.is_none() {
-                c.operation_name = ops.get(c.operation_idx).cloned();
-            }
-        }
-    }
+    let ops = op_names(recipe.as_ref());
+    add_unrecorded_checkpoints(&mut parts, &paths.checkpoints, &ops);
     if let Some(n) = declared_total {
         for id in 0..n {
             parts
