@@ -177,46 +177,7 @@ impl EventLog {
             return Ok(());
         };
         let t = epoch();
-        let mut m = Map::new();
-        m.insert("event_type".into(), json!(e.event_type));
-        m.insert("timestamp".into(), json!(t));
-        m.insert("message".into(), json!(e.message));
-        let id_tail = match (e.partition_id, e.operation_idx) {
-            (Some(p), Some(i)) => format!("{p}_{i}_"),
-            (Some(p), None) => format!("{p}_"),
-            _ => String::new(),
-        };
-        m.insert(
-            "event_id".into(),
-            json!(format!("{}_{id_tail}{}", e.event_type, t as u64)),
-        );
-        m.insert("job_id".into(), json!(self.job_id));
-        let mut opt = |k: &str, v: Option<Value>| {
-            if let Some(v) = v {
-                m.insert(k.into(), v);
-            }
-        };
-        opt("partition_id", e.partition_id.map(|v| json!(v)));
-        opt(
-            "operation_name",
-            e.operation_name.as_ref().map(|v| json!(v)),
-        );
-        opt("operation_idx", e.operation_idx.map(|v| json!(v)));
-        opt("status", e.status.map(|v| json!(v)));
-        opt("duration", e.duration.map(|v| json!(v)));
-        opt("error_message", e.error_message.as_ref().map(|v| json!(v)));
-        opt(
-            "checkpoint_path",
-            e.checkpoint_path.as_ref().map(|v| json!(v)),
-        );
-        opt("input_rows", e.input_rows.map(|v| json!(v)));
-        opt("output_rows", e.output_rows.map(|v| json!(v)));
-        opt("output_path", e.output_path.as_ref().map(|v| json!(v)));
-        opt("metadata", e.metadata.clone());
-        opt("total_partitions", e.total_partitions.map(|v| json!(v)));
-        m.insert("process_id".into(), json!(std::process::id()));
-        m.insert("thread_id".into(), json!(thread_id()));
-        let line = python_json(&Value::Object(m));
+        let line = encode(&e, &self.job_id, t, std::process::id(), thread_id());
         let mut human = format!(
             "EVENT[{}] | TIME[{}]",
             e.event_type,
@@ -252,6 +213,51 @@ impl EventLog {
         }
         written
     }
+}
+
+/// One event as its line: Data-Juicer's field names and order, `None` fields left out, Python
+/// `json.dumps` formatting. `t` is the UNIX time; `pid` and `tid` the writing process and thread.
+fn encode(e: &Event, job_id: &str, t: f64, pid: u32, tid: u64) -> String {
+    let mut m = Map::new();
+    m.insert("event_type".into(), json!(e.event_type));
+    m.insert("timestamp".into(), json!(t));
+    m.insert("message".into(), json!(e.message));
+    let id_tail = match (e.partition_id, e.operation_idx) {
+        (Some(p), Some(i)) => format!("{p}_{i}_"),
+        (Some(p), None) => format!("{p}_"),
+        _ => String::new(),
+    };
+    m.insert(
+        "event_id".into(),
+        json!(format!("{}_{id_tail}{}", e.event_type, t as u64)),
+    );
+    m.insert("job_id".into(), json!(job_id));
+    let mut opt = |k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            m.insert(k.into(), v);
+        }
+    };
+    opt("partition_id", e.partition_id.map(|v| json!(v)));
+    opt(
+        "operation_name",
+        e.operation_name.as_ref().map(|v| json!(v)),
+    );
+    opt("operation_idx", e.operation_idx.map(|v| json!(v)));
+    opt("status", e.status.map(|v| json!(v)));
+    opt("duration", e.duration.map(|v| json!(v)));
+    opt("error_message", e.error_message.as_ref().map(|v| json!(v)));
+    opt(
+        "checkpoint_path",
+        e.checkpoint_path.as_ref().map(|v| json!(v)),
+    );
+    opt("input_rows", e.input_rows.map(|v| json!(v)));
+    opt("output_rows", e.output_rows.map(|v| json!(v)));
+    opt("output_path", e.output_path.as_ref().map(|v| json!(v)));
+    opt("metadata", e.metadata.clone());
+    opt("total_partitions", e.total_partitions.map(|v| json!(v)));
+    m.insert("process_id".into(), json!(pid));
+    m.insert("thread_id".into(), json!(tid));
+    python_json(&Value::Object(m))
 }
 
 fn thread_id() -> u64 {
@@ -374,6 +380,32 @@ mod tests {
         assert_eq!(
             python_json(&v),
             r#"{"event_type": "job_start", "timestamp": 1.5, "message": "caf\u00e9 \u2713", "n": [1, 2]}"#
+        );
+    }
+
+    /// The exact bytes of an event line with every field set (Data-Juicer's order, separators
+    /// and escaping), and of a minimal one.
+    #[test]
+    fn event_lines_are_pinned() {
+        let mut e = Event::new("checkpoint_save", "Saved ✓")
+            .partition(3)
+            .op(2, "text_length_filter")
+            .meta(json!({"rows": 7, "b": [1.5, null]}));
+        e.status = Some("completed");
+        e.duration = Some(0.25);
+        e.error_message = Some("none".into());
+        e.checkpoint_path = Some("/j/c.parquet".into());
+        e.input_rows = Some(10);
+        e.output_rows = Some(7);
+        e.output_path = Some("out.jsonl".into());
+        e.total_partitions = Some(4);
+        assert_eq!(
+            encode(&e, "job-1", 1700000000.125, 42, 43),
+            r#"{"event_type": "checkpoint_save", "timestamp": 1700000000.125, "message": "Saved \u2713", "event_id": "checkpoint_save_3_2_1700000000", "job_id": "job-1", "partition_id": 3, "operation_name": "text_length_filter", "operation_idx": 2, "status": "completed", "duration": 0.25, "error_message": "none", "checkpoint_path": "/j/c.parquet", "input_rows": 10, "output_rows": 7, "output_path": "out.jsonl", "metadata": {"rows": 7, "b": [1.5, null]}, "total_partitions": 4, "process_id": 42, "thread_id": 43}"#
+        );
+        assert_eq!(
+            encode(&Event::new("job_start", "go"), "j", 1.0, 1, 2),
+            r#"{"event_type": "job_start", "timestamp": 1.0, "message": "go", "event_id": "job_start_1", "job_id": "j", "process_id": 1, "thread_id": 2}"#
         );
     }
 }
