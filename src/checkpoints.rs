@@ -16,7 +16,7 @@ use dj_plans::seal::{self, SEAL_SUFFIX};
 use dj_udfs::Operator;
 use serde_json::json;
 
-use crate::events::{Event, EventLog};
+use crate::events::{Event, EventKind, EventLog};
 use crate::execute::Start;
 use crate::job::JobPaths;
 use crate::remote::JobMirror;
@@ -35,9 +35,9 @@ pub struct Quarantined {
 
 impl Quarantined {
     /// The `checkpoint_invalid` event recording it.
-    pub fn event(&self) -> Event {
+    pub(crate) fn event(&self) -> Event {
         let mut e = Event::new(
-            "checkpoint_invalid",
+            EventKind::CheckpointInvalid,
             format!(
                 "Moved aside {} of partition {} after operation {}: {}",
                 file_name(&self.path),

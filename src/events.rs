@@ -11,45 +11,90 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use dj_plans::nodes::{CheckpointListener, SavedCheckpoint};
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The event types this engine writes (Data-Juicer's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum EventKind {
+    #[default]
+    JobStart,
+    JobComplete,
+    JobFailed,
+    PartitionStart,
+    PartitionComplete,
+    PartitionFailed,
+    OpStart,
+    OpComplete,
+    OpFailed,
+    CheckpointSave,
+    CheckpointLoad,
+    /// A saved file failed verification and was moved aside.
+    CheckpointInvalid,
+}
+
+impl EventKind {
+    /// The kind of a logged event (`None`: not one this engine writes).
+    pub(crate) fn of(event: &Value) -> Option<EventKind> {
+        EventKind::deserialize(&event["event_type"]).ok()
+    }
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EventKind::JobStart => "job_start",
+            EventKind::JobComplete => "job_complete",
+            EventKind::JobFailed => "job_failed",
+            EventKind::PartitionStart => "partition_start",
+            EventKind::PartitionComplete => "partition_complete",
+            EventKind::PartitionFailed => "partition_failed",
+            EventKind::OpStart => "op_start",
+            EventKind::OpComplete => "op_complete",
+            EventKind::OpFailed => "op_failed",
+            EventKind::CheckpointSave => "checkpoint_save",
+            EventKind::CheckpointLoad => "checkpoint_load",
+            EventKind::CheckpointInvalid => "checkpoint_invalid",
+        }
+    }
+}
 
 /// One event; `None` fields are left out of the line.
 #[derive(Debug, Default, Clone)]
-pub struct Event {
-    pub event_type: &'static str,
-    pub message: String,
-    pub partition_id: Option<usize>,
-    pub operation_name: Option<String>,
-    pub operation_idx: Option<usize>,
-    pub status: Option<&'static str>,
-    pub duration: Option<f64>,
-    pub error_message: Option<String>,
-    pub checkpoint_path: Option<String>,
-    pub input_rows: Option<u64>,
-    pub output_rows: Option<u64>,
-    pub output_path: Option<String>,
-    pub total_partitions: Option<usize>,
-    pub metadata: Option<Value>,
+pub(crate) struct Event {
+    pub(crate) event_type: EventKind,
+    pub(crate) message: String,
+    pub(crate) partition_id: Option<usize>,
+    pub(crate) operation_name: Option<String>,
+    pub(crate) operation_idx: Option<usize>,
+    pub(crate) status: Option<&'static str>,
+    pub(crate) duration: Option<f64>,
+    pub(crate) error_message: Option<String>,
+    pub(crate) checkpoint_path: Option<String>,
+    pub(crate) input_rows: Option<u64>,
+    pub(crate) output_rows: Option<u64>,
+    pub(crate) output_path: Option<String>,
+    pub(crate) total_partitions: Option<usize>,
+    pub(crate) metadata: Option<Value>,
 }
 
 impl Event {
-    pub fn new(event_type: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(event_type: EventKind, message: impl Into<String>) -> Self {
         Event {
             event_type,
             message: message.into(),
             ..Default::default()
         }
     }
-    pub fn partition(mut self, p: usize) -> Self {
+    pub(crate) fn partition(mut self, p: usize) -> Self {
         self.partition_id = Some(p);
         self
     }
-    pub fn op(mut self, idx: usize, name: &str) -> Self {
+    pub(crate) fn op(mut self, idx: usize, name: &str) -> Self {
         self.operation_idx = Some(idx);
         self.operation_name = Some(name.to_string());
         self
     }
-    pub fn meta(mut self, m: Value) -> Self {
+    pub(crate) fn meta(mut self, m: Value) -> Self {
         self.metadata = Some(m);
         self
     }
@@ -180,7 +225,7 @@ impl EventLog {
         let line = encode(&e, &self.job_id, t, std::process::id(), thread_id());
         let mut human = format!(
             "EVENT[{}] | TIME[{}]",
-            e.event_type,
+            e.event_type.as_str(),
             chrono::Local::now().to_rfc3339()
         );
         if let Some(p) = e.partition_id {
@@ -215,49 +260,71 @@ impl EventLog {
     }
 }
 
+/// An event line's fields, in Data-Juicer's order.
+#[derive(Serialize)]
+struct Line<'a> {
+    event_type: EventKind,
+    timestamp: f64,
+    message: &'a str,
+    event_id: String,
+    job_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partition_id: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    operation_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    operation_idx: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint_path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_rows: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_rows: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_partitions: Option<usize>,
+    process_id: u32,
+    thread_id: u64,
+}
+
 /// One event as its line: Data-Juicer's field names and order, `None` fields left out, Python
 /// `json.dumps` formatting. `t` is the UNIX time; `pid` and `tid` the writing process and thread.
 fn encode(e: &Event, job_id: &str, t: f64, pid: u32, tid: u64) -> String {
-    let mut m = Map::new();
-    m.insert("event_type".into(), json!(e.event_type));
-    m.insert("timestamp".into(), json!(t));
-    m.insert("message".into(), json!(e.message));
     let id_tail = match (e.partition_id, e.operation_idx) {
         (Some(p), Some(i)) => format!("{p}_{i}_"),
         (Some(p), None) => format!("{p}_"),
         _ => String::new(),
     };
-    m.insert(
-        "event_id".into(),
-        json!(format!("{}_{id_tail}{}", e.event_type, t as u64)),
-    );
-    m.insert("job_id".into(), json!(job_id));
-    let mut opt = |k: &str, v: Option<Value>| {
-        if let Some(v) = v {
-            m.insert(k.into(), v);
-        }
-    };
-    opt("partition_id", e.partition_id.map(|v| json!(v)));
-    opt(
-        "operation_name",
-        e.operation_name.as_ref().map(|v| json!(v)),
-    );
-    opt("operation_idx", e.operation_idx.map(|v| json!(v)));
-    opt("status", e.status.map(|v| json!(v)));
-    opt("duration", e.duration.map(|v| json!(v)));
-    opt("error_message", e.error_message.as_ref().map(|v| json!(v)));
-    opt(
-        "checkpoint_path",
-        e.checkpoint_path.as_ref().map(|v| json!(v)),
-    );
-    opt("input_rows", e.input_rows.map(|v| json!(v)));
-    opt("output_rows", e.output_rows.map(|v| json!(v)));
-    opt("output_path", e.output_path.as_ref().map(|v| json!(v)));
-    opt("metadata", e.metadata.clone());
-    opt("total_partitions", e.total_partitions.map(|v| json!(v)));
-    m.insert("process_id".into(), json!(pid));
-    m.insert("thread_id".into(), json!(tid));
-    python_json(&Value::Object(m))
+    python_json(&Line {
+        event_type: e.event_type,
+        timestamp: t,
+        message: &e.message,
+        event_id: format!("{}_{id_tail}{}", e.event_type.as_str(), t as u64),
+        job_id,
+        partition_id: e.partition_id,
+        operation_name: e.operation_name.as_deref(),
+        operation_idx: e.operation_idx,
+        status: e.status,
+        duration: e.duration,
+        error_message: e.error_message.as_deref(),
+        checkpoint_path: e.checkpoint_path.as_deref(),
+        input_rows: e.input_rows,
+        output_rows: e.output_rows,
+        output_path: e.output_path.as_deref(),
+        metadata: e.metadata.as_ref(),
+        total_partitions: e.total_partitions,
+        process_id: pid,
+        thread_id: tid,
+    })
 }
 
 fn thread_id() -> u64 {
@@ -269,7 +336,7 @@ fn thread_id() -> u64 {
 impl CheckpointListener for EventLog {
     fn saved(&self, c: &SavedCheckpoint) {
         let mut e = Event::new(
-            "checkpoint_save",
+            EventKind::CheckpointSave,
             format!(
                 "Saved checkpoint after operation {}: {}",
                 c.op_index, c.op_name
@@ -291,10 +358,11 @@ impl CheckpointListener for EventLog {
 }
 
 /// Python `json.dumps(v)`: `", "` and `": "` separators, non-ASCII escaped as `\uXXXX`.
-pub(crate) fn python_json(v: &Value) -> String {
+pub(crate) fn python_json(v: &impl Serialize) -> String {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, PyFormatter);
-    serde::Serialize::serialize(v, &mut ser).expect("serializing a Value cannot fail");
+    v.serialize(&mut ser)
+        .expect("events and metadata serialize to JSON");
     String::from_utf8(out).expect("ASCII output")
 }
 
@@ -387,7 +455,7 @@ mod tests {
     /// and escaping), and of a minimal one.
     #[test]
     fn event_lines_are_pinned() {
-        let mut e = Event::new("checkpoint_save", "Saved ✓")
+        let mut e = Event::new(EventKind::CheckpointSave, "Saved ✓")
             .partition(3)
             .op(2, "text_length_filter")
             .meta(json!({"rows": 7, "b": [1.5, null]}));
@@ -404,7 +472,7 @@ mod tests {
             r#"{"event_type": "checkpoint_save", "timestamp": 1700000000.125, "message": "Saved \u2713", "event_id": "checkpoint_save_3_2_1700000000", "job_id": "job-1", "partition_id": 3, "operation_name": "text_length_filter", "operation_idx": 2, "status": "completed", "duration": 0.25, "error_message": "none", "checkpoint_path": "/j/c.parquet", "input_rows": 10, "output_rows": 7, "output_path": "out.jsonl", "metadata": {"rows": 7, "b": [1.5, null]}, "total_partitions": 4, "process_id": 42, "thread_id": 43}"#
         );
         assert_eq!(
-            encode(&Event::new("job_start", "go"), "j", 1.0, 1, 2),
+            encode(&Event::new(EventKind::JobStart, "go"), "j", 1.0, 1, 2),
             r#"{"event_type": "job_start", "timestamp": 1.0, "message": "go", "event_id": "job_start_1", "job_id": "j", "process_id": 1, "thread_id": 2}"#
         );
     }

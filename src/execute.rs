@@ -30,7 +30,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use crate::autosize;
-use crate::events::{Event, EventLog};
+use crate::events::{Event, EventKind, EventLog};
 use crate::export::{ExportSpec, Exporter, JsonFragmentEncoder};
 use crate::job::JobPaths;
 
@@ -754,7 +754,7 @@ impl PartitionTask {
         if let Some(ev) = &events {
             ev.log(
                 Event::new(
-                    "partition_start",
+                    EventKind::PartitionStart,
                     format!("Starting processing of partition {}/{n}", p + 1),
                 )
                 .partition(p),
@@ -762,7 +762,7 @@ impl PartitionTask {
             for (i, name) in &plan.ops {
                 ev.log(
                     Event::new(
-                        "op_start",
+                        EventKind::OpStart,
                         format!("Operation {name} (idx {i}) started on partition {p}"),
                     )
                     .partition(p)
@@ -943,11 +943,11 @@ fn log_partition_end(
         let seconds = c.op_seconds(*i);
         let mut e = match staged {
             Ok(_) => Event::new(
-                "op_complete",
+                EventKind::OpComplete,
                 format!("Operation {name} (idx {i}) completed on partition {p} - {rows_in}→{rows_out} rows in {seconds:.3}s"),
             ),
             Err(err) => {
-                let mut e = Event::new("op_failed", format!("Operation {name} (idx {i}) failed on partition {p}: {err:#}"));
+                let mut e = Event::new(EventKind::OpFailed, format!("Operation {name} (idx {i}) failed on partition {p}: {err:#}"));
                 e.error_message = Some(format!("{err:#}"));
                 e
             }
@@ -964,7 +964,7 @@ fn log_partition_end(
     let mut e = match staged {
         Ok(s) => {
             let mut e = Event::new(
-                "partition_complete",
+                EventKind::PartitionComplete,
                 format!("Completed processing of partition {}/{n}", p + 1),
             );
             e.output_rows = Some(s.rows);
@@ -972,7 +972,7 @@ fn log_partition_end(
         }
         Err(err) => {
             let mut e = Event::new(
-                "partition_failed",
+                EventKind::PartitionFailed,
                 format!("Partition {p} failed after 0 retries: {err:#}"),
             );
             e.error_message = Some(format!("{err:#}"));

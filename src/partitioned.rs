@@ -15,7 +15,7 @@ use dj_plans::source::{InputIndex, RowRange};
 use serde_json::json;
 
 use crate::checkpoints::{apply_retention, find_starts, log_quarantined, verify_starts};
-use crate::events::{Event, EventLog, event_files};
+use crate::events::{Event, EventKind, EventLog, event_files};
 use crate::execute::{
     JobCtx, JobReport, Partitioning, RunOptions, RunReport, Start, build_index, concurrency_limit,
     execute, plan_partitioning,
@@ -179,7 +179,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
     let mut report = match result {
         Ok(r) => r,
         Err(err) => {
-            let mut e = Event::new("job_failed", format!("Job failed: {err:#}"));
+            let mut e = Event::new(EventKind::JobFailed, format!("Job failed: {err:#}"));
             e.status = Some(if err.is::<Interrupted>() {
                 "stopped"
             } else {
@@ -199,7 +199,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         }
     };
     let mut e = Event::new(
-        "job_complete",
+        EventKind::JobComplete,
         format!(
             "Job completed successfully in {:.2}s",
             report.elapsed.as_secs_f64()
@@ -210,27 +210,25 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
     e.output_path = Some(recipe.export_path.clone());
     events.log(e);
     write_mapping(paths, recipe, &index, ranges, "completed")?;
-    job::write_json(
-        &paths.summary(),
-        &json!({
-            "job_id": job_id,
-            "status": "completed",
-            "start_time": started_at.timestamp_millis() as f64 / 1000.0,
-            "end_time": chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
-            "duration": report.elapsed.as_secs_f64(),
-            "work_dir": paths.root,
-            "config_file": recipe.file,
-            "executor_type": "ray_partitioned",
-            "resumption_command": format!("{} --resume {job_id}", opts.command.join(" ")),
-            "event_log_file": events.path(),
-            "checkpoint_dir": paths.checkpoints,
-            "metadata_dir": paths.metadata,
-            "num_partitions": ranges.len(),
-            "rows_in": report.rows_in,
-            "rows_out": report.rows_out,
-            "export_files": report.export_files,
-        }),
-    )?;
+    let summary = job::JobSummary {
+        job_id: job_id.clone(),
+        status: "completed".into(),
+        start_time: started_at.timestamp_millis() as f64 / 1000.0,
+        end_time: chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
+        duration: report.elapsed.as_secs_f64(),
+        work_dir: paths.root.clone(),
+        config_file: recipe.file.clone(),
+        executor_type: "ray_partitioned".into(),
+        resumption_command: format!("{} --resume {job_id}", opts.command.join(" ")),
+        event_log_file: events.path().to_path_buf(),
+        checkpoint_dir: paths.checkpoints.clone(),
+        metadata_dir: paths.metadata.clone(),
+        num_partitions: ranges.len(),
+        rows_in: report.rows_in,
+        rows_out: report.rows_out,
+        export_files: report.export_files.clone(),
+    };
+    job::write_json(&paths.summary(), &serde_json::to_value(&summary)?)?;
     apply_retention(paths, recipe, mirror)?;
     report.quarantined = parts.quarantined;
     report.job = Some(JobReport {
@@ -284,7 +282,7 @@ fn record_start(
         if let Start::Checkpoint { op, path } = s {
             let name = &recipe.process[*op].name;
             let mut e = Event::new(
-                "checkpoint_load",
+                EventKind::CheckpointLoad,
                 format!("Loaded checkpoint from operation {op}"),
             )
             .partition(p)
@@ -294,7 +292,7 @@ fn record_start(
         }
     }
     let mut start_event = Event::new(
-        "job_start",
+        EventKind::JobStart,
         if strict {
             "Resuming partitioned dataset processing"
         } else {
@@ -468,7 +466,7 @@ fn completed(paths: &JobPaths, job_id: &str) -> Option<RunReport> {
     let done = text
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .any(|v| v["event_type"] == "job_complete");
+        .any(|v| EventKind::of(&v) == Some(EventKind::JobComplete));
     done.then(|| RunReport {
         rows_in: 0,
         rows_out: 0,

@@ -27,8 +27,8 @@ use dj_plans::nodes::checkpoint::parse_checkpoint_file_name;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::events::{event_files, load_events};
-use crate::job::{JobPaths, LockInfo, lock_info, process_alive};
+use crate::events::{EventKind, event_files, load_events};
+use crate::job::{JobPaths, JobSummary, LockInfo, lock_info, process_alive};
 
 mod cli;
 mod list;
@@ -58,15 +58,13 @@ fn require_dir(job_dir: &Path) -> Result<()> {
 }
 
 /// `job_summary.json` (written when a job completes), or `None` when there is none yet.
-pub(crate) fn load_job_summary(job_dir: &Path) -> Result<Option<Value>> {
+pub(crate) fn load_job_summary(job_dir: &Path) -> Result<Option<JobSummary>> {
     require_dir(job_dir)?;
     let path = JobPaths::new(job_dir.to_path_buf()).summary();
     match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            Ok(Some(serde_json::from_str(&text).with_context(|| {
-                format!("{} is not valid JSON", path.display())
-            })?))
-        }
+        Ok(text) => Ok(Some(serde_json::from_str(&text).with_context(|| {
+            format!("{} is not a valid job summary", path.display())
+        })?)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
@@ -89,9 +87,10 @@ pub(crate) fn is_job_dir(dir: &Path) -> bool {
 
 /// The job's recipe copy in its directory (the YAML file next to `cli.yaml`).
 pub(crate) fn recipe_copy(job_dir: &Path) -> Option<PathBuf> {
-    let summary_name = read_json(&job_dir.join("job_summary.json"))
-        .and_then(|s| s["config_file"].as_str().map(str::to_string))
-        .and_then(|f| Path::new(&f).file_name().map(|n| n.to_owned()));
+    let summary_name = load_job_summary(job_dir)
+        .ok()
+        .flatten()
+        .and_then(|s| Path::new(&s.config_file).file_name().map(|n| n.to_owned()));
     if let Some(name) = summary_name
         && job_dir.join(&name).is_file()
     {

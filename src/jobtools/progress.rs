@@ -249,7 +249,7 @@ pub(crate) struct JobProgress {
     pub error_message: Option<String>,
     pub overall: OverallProgress,
     pub partitions: Vec<PartitionProgress>,
-    pub summary: Option<Value>,
+    pub summary: Option<JobSummary>,
 }
 
 fn u64_of(v: &Value) -> Option<u64> {
@@ -320,11 +320,14 @@ fn replay_events(
     let mut run_end: Option<(f64, JobStatus, Option<String>)> = None;
     let mut completed_in_run: Vec<usize> = vec![];
     for e in events {
-        let kind = e["event_type"].as_str().unwrap_or_default();
+        // Events this engine does not write (another tool's) say nothing about progress.
+        let Some(kind) = EventKind::of(e) else {
+            continue;
+        };
         let ts = e["timestamp"].as_f64();
         let pid = u64_of(&e["partition_id"]).map(|v| v as usize);
         match kind {
-            "job_start" => {
+            EventKind::JobStart => {
                 runs += 1;
                 start_time = start_time.or(ts);
                 run_start_time = ts;
@@ -343,11 +346,11 @@ fn replay_events(
                 replay.clear();
                 continue;
             }
-            "job_complete" => {
+            EventKind::JobComplete => {
                 run_end = Some((ts.unwrap_or(now), JobStatus::Completed, None));
                 continue;
             }
-            "job_failed" => {
+            EventKind::JobFailed => {
                 let status = if e["status"] == "stopped" {
                     JobStatus::Stopped
                 } else {
@@ -509,12 +512,10 @@ pub(super) fn progress_at(job_dir: &Path, now: f64) -> Result<JobProgress> {
     } else {
         match &run_end {
             Some((_, s, _)) => *s,
-            None if events.is_empty() => {
-                match summary.as_ref().and_then(|s| s["status"].as_str()) {
-                    Some("completed") => JobStatus::Completed,
-                    _ => JobStatus::Unknown,
-                }
-            }
+            None if events.is_empty() => match summary.as_ref().map(|s| s.status.as_str()) {
+                Some("completed") => JobStatus::Completed,
+                _ => JobStatus::Unknown,
+            },
             None => JobStatus::Dead,
         }
     };
@@ -586,7 +587,7 @@ pub(super) fn progress_at(job_dir: &Path, now: f64) -> Result<JobProgress> {
 /// Applies one partition event of the current attempt to its partition; true for the partition's
 /// completion.
 fn apply_partition_event(
-    kind: &str,
+    kind: EventKind,
     e: &Value,
     ts: Option<f64>,
     p: &mut PartitionProgress,
@@ -595,7 +596,7 @@ fn apply_partition_event(
 ) -> bool {
     let mut completed = false;
     match kind {
-        "partition_start" => {
+        EventKind::PartitionStart => {
             p.status = PartitionStatus::Processing;
             p.start_time = ts;
             p.end_time = None;
@@ -605,12 +606,12 @@ fn apply_partition_event(
             r.started.clear();
             r.checkpointed = None;
         }
-        "op_start" => {
+        EventKind::OpStart => {
             if let Some(op) = op_of(e) {
                 r.started.insert(op.idx, op.name);
             }
         }
-        "op_complete" => {
+        EventKind::OpComplete => {
             if let Some(op) = op_of(e) {
                 r.started.remove(&op.idx);
                 let duration = e["duration"].as_f64();
@@ -637,14 +638,14 @@ fn apply_partition_event(
                 p.completed_ops.sort_by_key(|o| o.idx);
             }
         }
-        "op_failed" => {
+        EventKind::OpFailed => {
             if let Some(op) = op_of(e) {
                 r.started.remove(&op.idx);
                 p.failed_op.get_or_insert(op);
             }
             p.error_message = str_of(&e["error_message"]).or(p.error_message.take());
         }
-        "checkpoint_save" => {
+        EventKind::CheckpointSave => {
             if let Some(op) = op_of(e) {
                 let recorded = str_of(&e["checkpoint_path"])
                     .or_else(|| str_of(&e["metadata"]["checkpoint_path"]))
@@ -668,15 +669,15 @@ fn apply_partition_event(
                 });
             }
         }
-        "checkpoint_load" => p.resumed_from_op = op_of(e),
-        "checkpoint_invalid" => p.moved_aside.push(MovedAside {
+        EventKind::CheckpointLoad => p.resumed_from_op = op_of(e),
+        EventKind::CheckpointInvalid => p.moved_aside.push(MovedAside {
             operation_idx: u64_of(&e["operation_idx"]).map(|v| v as usize),
             path: str_of(&e["checkpoint_path"]).unwrap_or_default(),
             moved_to: str_of(&e["metadata"]["moved_to"]),
             reason: str_of(&e["error_message"]),
             at: ts,
         }),
-        "partition_complete" => {
+        EventKind::PartitionComplete => {
             p.status = PartitionStatus::Completed;
             p.end_time = ts;
             p.duration_seconds = e["duration"].as_f64().or_else(|| Some(ts? - p.start_time?));
@@ -689,7 +690,7 @@ fn apply_partition_event(
             r.started.clear();
             completed = true;
         }
-        "partition_failed" => {
+        EventKind::PartitionFailed => {
             p.status = PartitionStatus::Failed;
             p.end_time = ts;
             p.duration_seconds = e["duration"].as_f64();

@@ -82,10 +82,13 @@ pub(crate) fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result
     let lock_released = || crate::job::lock_pid(job_dir) != Some(pid);
     let stop_logged = || {
         let events = load_events(job_dir);
-        let run_start = events.iter().rposition(|e| e["event_type"] == "job_start");
+        let kind = |e: &Value| EventKind::of(e);
+        let run_start = events
+            .iter()
+            .rposition(|e| kind(e) == Some(EventKind::JobStart));
         events[run_start.unwrap_or(0)..]
             .iter()
-            .any(|e| e["event_type"] == "job_failed" && e["status"] == "stopped")
+            .any(|e| kind(e) == Some(EventKind::JobFailed) && e["status"] == "stopped")
     };
     let mut exited;
     let mut released_at: Option<Instant> = None;
@@ -172,7 +175,7 @@ fn log_forced_stop(job_dir: &Path, job_id: &str, pid: i32, at: f64) -> Result<()
     let err = format!(
         "killed by SIGKILL (dj-job stop --force) at process {pid}; the job is resumable with --resume {job_id}"
     );
-    let mut e = crate::events::Event::new("job_failed", format!("Job failed: {err}")).meta(
+    let mut e = crate::events::Event::new(EventKind::JobFailed, format!("Job failed: {err}")).meta(
         json!({"stopped_by": "dj-job stop --force", "signal": "SIGKILL", "killed_pid": pid, "signalled_at": at}),
     );
     e.status = Some("stopped");

@@ -345,7 +345,7 @@ fn summary_and_events_load() {
         &job.join("job_summary.json"),
         r#"{"status": "completed", "rows_out": 7}"#,
     );
-    assert_eq!(load_job_summary(&job).unwrap().unwrap()["rows_out"], 7);
+    assert_eq!(load_job_summary(&job).unwrap().unwrap().rows_out, 7);
     assert_eq!(load_events(&job).len(), 16);
     let err = job_progress(&d.tmp.path().join("nope")).unwrap_err();
     assert!(format!("{err}").starts_with("Job directory not found: "));

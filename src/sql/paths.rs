@@ -6,6 +6,8 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use crate::job::JobSummary;
+
 pub(super) fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -38,7 +40,7 @@ fn strip_suffix(full: &Path, suffix: &Path) -> Option<PathBuf> {
 /// Candidate directories the job was run from, most likely first; the current directory last.
 pub(super) fn run_dirs(
     job_dir: &Path,
-    summary: Option<&Value>,
+    summary: Option<&JobSummary>,
     recipe: Option<&Value>,
 ) -> Vec<PathBuf> {
     let mut bases = Vec::new();
@@ -48,7 +50,8 @@ pub(super) fn run_dirs(
     let id = file_name(&abs);
     let relative = |s: &str| Path::new(s).is_relative().then(|| PathBuf::from(s));
     if let Some(w) = summary
-        .and_then(|s| s["work_dir"].as_str())
+        .and_then(|s| s.work_dir.to_str())
+        .filter(|w| !w.is_empty())
         .and_then(relative)
     {
         bases.extend(strip_suffix(&abs, &w));

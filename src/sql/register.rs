@@ -20,7 +20,7 @@ use super::JobSql;
 use super::events_table::events_batch;
 use super::paths::{file_name, path_str, resolve};
 use crate::events::load_events;
-use crate::job::JobPaths;
+use crate::job::{JobPaths, JobSummary};
 use crate::partitioning::PartitioningInfo;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,20 +149,18 @@ impl JobSql {
 
     pub(super) async fn register_export(
         &mut self,
-        summary: Option<&Value>,
+        summary: Option<&JobSummary>,
         recipe: Option<&Value>,
         bases: &[PathBuf],
     ) {
         let listed: Option<Vec<PathBuf>> =
-            summary
-                .and_then(|s| s["export_files"].as_array())
-                .map(|files| {
-                    files
-                        .iter()
-                        .filter_map(|f| f.as_str())
-                        .map(|f| resolve(bases, f))
-                        .collect()
-                });
+            summary.filter(|s| !s.export_files.is_empty()).map(|s| {
+                s.export_files
+                    .iter()
+                    .filter_map(|f| f.to_str())
+                    .map(|f| resolve(bases, f))
+                    .collect()
+            });
         let files = match listed {
             Some(files) => files,
             None => match recipe.and_then(|r| r["export_path"].as_str()) {

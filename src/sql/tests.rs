@@ -82,7 +82,10 @@ fn events_schema_merges_heterogeneous_keys_in_order() {
 #[test]
 fn run_directory_recovered_from_work_dir() {
     let job = Path::new("/srv/repo/outputs/jobs/ID");
-    let summary: Value = serde_json::json!({"work_dir": "outputs/jobs/ID"});
+    let summary = crate::job::JobSummary {
+        work_dir: "outputs/jobs/ID".into(),
+        ..Default::default()
+    };
     let bases = run_dirs(job, Some(&summary), None);
     assert_eq!(bases[0], Path::new("/srv/repo"));
     let recipe: Value = serde_json::json!({"work_dir": "./outputs/jobs"});
