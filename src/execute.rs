@@ -1,11 +1,11 @@
-//! Running a recipe. The input is indexed and cut into row-range logical partitions; every
+//! Executing a recipe. The input is indexed and cut into row-range logical partitions; every
 //! partition gets its own DataFusion plan (source -> ops -> checkpoint sinks) and the plans run
 //! concurrently, at most `max_concurrent_partitions` at a time, in this process or on a Ballista
 //! cluster ([`crate::cluster`]), each streamed to a staging file; the export then writes the
 //! partitions in input order.
 //!
 //! `executor_type: ray_partitioned` adds the job directory, the event log, checkpoints and resume
-//! ([`run`] dispatches; see [`crate::job`] and [`crate::partitioning`]).
+//! on top ([`crate::partitioned`], [`crate::job`]); [`crate::run`] dispatches.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,9 +30,9 @@ use futures::StreamExt;
 use serde_json::json;
 
 use crate::autosize;
-use crate::events::{Event, EventKind, EventLog};
 use crate::export::{ExportSpec, Exporter, JsonFragmentEncoder};
 use crate::job::JobPaths;
+use crate::job::events::{Event, EventKind, EventLog};
 
 /// Rows in and out of one op.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -67,7 +67,7 @@ pub struct RunReport {
     pub concurrency_limit: usize,
     pub peak_concurrency: usize,
     /// Saved files that failed verification on resume and were moved aside.
-    pub quarantined: Vec<crate::checkpoints::Quarantined>,
+    pub quarantined: Vec<crate::job::checkpoints::Quarantined>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -843,8 +843,7 @@ async fn hash_before_remote_read(
         .collect();
     let todo_ranges: Vec<RowRange> = todo.iter().map(|(p, _)| ranges[*p]).collect();
     let ctx = planner::session(1).task_ctx();
-    let digests =
-        crate::partitioning::hash_partitions(index, &todo_ranges, ctx, concurrency).await?;
+    let digests = crate::job::info::hash_partitions(index, &todo_ranges, ctx, concurrency).await?;
     for ((_, sink), (rows, hash)) in todo.iter().zip(digests) {
         sink.range_hashed(0, dj_plans::source::RangeDigest { rows, hash })
             .map_err(anyhow::Error::msg)?;

@@ -9,10 +9,8 @@
 #![warn(unreachable_pub)]
 
 mod autosize;
-mod checkpoints;
 mod cli;
 mod cluster;
-mod events;
 mod execute;
 mod explain;
 mod export;
@@ -21,16 +19,15 @@ mod job;
 mod jobtools;
 mod logging;
 mod partitioned;
-mod partitioning;
 mod progress;
 mod ranked;
 mod remote;
 mod run;
 mod sql;
 
-pub use checkpoints::Quarantined;
 pub use cli::{cluster_main, plan_main, run_main};
 pub use execute::{JobReport, OpReport, RunObserver, RunOptions, RunReport};
+pub use job::checkpoints::Quarantined;
 pub use jobtools::job_main;
 pub use run::run;
 pub use sql::sql_main;

@@ -14,14 +14,16 @@ use dj_plans::Recipe;
 use dj_plans::source::{InputIndex, RowRange};
 use serde_json::json;
 
-use crate::checkpoints::{apply_retention, find_starts, log_quarantined, verify_starts};
-use crate::events::{Event, EventKind, EventLog, event_files};
 use crate::execute::{
     JobCtx, JobReport, Partitioning, RunOptions, RunReport, Start, build_index, concurrency_limit,
     execute, plan_partitioning,
 };
+use crate::job::checkpoints::{
+    Quarantined, apply_retention, find_starts, log_quarantined, verify_starts,
+};
+use crate::job::events::{Event, EventKind, EventLog, event_files};
+use crate::job::info::{HashRecorder, PartitioningInfo, hash_partitions};
 use crate::job::{self, JobLock, JobPaths};
-use crate::partitioning::{HashRecorder, PartitioningInfo, hash_partitions};
 use crate::remote::JobMirror;
 
 const KEPT: &str = "The existing checkpoints were left unchanged.";
@@ -319,7 +321,7 @@ struct Partitions {
     ranges: Vec<RowRange>,
     starts: Vec<Start>,
     resuming: bool,
-    quarantined: Vec<crate::checkpoints::Quarantined>,
+    quarantined: Vec<Quarantined>,
 }
 
 /// A strict resume either runs what is left, or finds the job complete.

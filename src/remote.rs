@@ -270,7 +270,7 @@ impl JobMirror {
 /// The checkpoint listener of a job on object storage: logs the event, then publishes.
 #[derive(Debug)]
 pub(crate) struct Publishing {
-    pub events: Arc<crate::events::EventLog>,
+    pub events: Arc<crate::job::events::EventLog>,
     pub mirror: Arc<JobMirror>,
 }
 

@@ -27,7 +27,7 @@ use dj_plans::nodes::checkpoint::parse_checkpoint_file_name;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::events::{EventKind, event_files, load_events};
+use crate::job::events::{EventKind, event_files, load_events};
 use crate::job::{JobPaths, JobSummary, LockInfo, lock_info, process_alive};
 
 mod cli;

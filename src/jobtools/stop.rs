@@ -175,12 +175,12 @@ fn log_forced_stop(job_dir: &Path, job_id: &str, pid: i32, at: f64) -> Result<()
     let err = format!(
         "killed by SIGKILL (dj-job stop --force) at process {pid}; the job is resumable with --resume {job_id}"
     );
-    let mut e = crate::events::Event::new(EventKind::JobFailed, format!("Job failed: {err}")).meta(
+    let mut e = crate::job::events::Event::new(EventKind::JobFailed, format!("Job failed: {err}")).meta(
         json!({"stopped_by": "dj-job stop --force", "signal": "SIGKILL", "killed_pid": pid, "signalled_at": at}),
     );
     e.status = Some("stopped");
     e.error_message = Some(err);
-    crate::events::EventLog::append_to(&path, job_id)?.log_last_durably(e)
+    crate::job::events::EventLog::append_to(&path, job_id)?.log_last_durably(e)
 }
 
 /// The command that resumes the job: the recipe copy's name and the saved overrides.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::events::python_json;
+use crate::job::events::python_json;
 
 /// A hand-written job directory.
 struct Dir {

@@ -19,9 +19,9 @@ use serde_json::Value;
 use super::JobSql;
 use super::events_table::events_batch;
 use super::paths::{file_name, path_str, resolve};
-use crate::events::load_events;
+use crate::job::events::load_events;
+use crate::job::info::PartitioningInfo;
 use crate::job::{JobPaths, JobSummary};
-use crate::partitioning::PartitioningInfo;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CkFormat {
@@ -249,7 +249,7 @@ impl JobSql {
         let schema = batch.schema();
         let table = MemTable::try_new(schema, vec![vec![batch]])?;
         self.ctx.register_table("events", Arc::new(table))?;
-        let files = crate::events::event_files(&self.job_dir);
+        let files = crate::job::events::event_files(&self.job_dir);
         let source = format!(
             "{} events from {}",
             events.len(),

@@ -1,14 +1,23 @@
-//! The job directory `{work_dir}/{job_id}/` of the partitioned executor: job ids, the directory
-//! layout, the lock that refuses a second run of a running job, and the small JSON files
-//! (config backup, `cli.yaml`, `job_summary.json`, `metadata/`, `dag_execution_plan.json`).
+//! The job directory `{work_dir}/{job_id}/` of the partitioned executor, one module per thing it
+//! holds: here job ids, the directory layout and the small JSON files (config backup, `cli.yaml`,
+//! `metadata/`, `dag_execution_plan.json`); [`lock`] the lock that refuses a second run of a
+//! running job, [`events`] the event log, [`info`] the saved partitioning and content hashes,
+//! [`checkpoints`] which saved work a resume may use and the retention policy, [`summary`]
+//! `job_summary.json`.
 
-use std::io::Write;
+pub(crate) mod checkpoints;
+pub(crate) mod events;
+pub(crate) mod info;
+pub(crate) mod lock;
+pub(crate) mod summary;
+
+pub(crate) use lock::{JobLock, LockInfo, lock_info, lock_pid, process_alive};
+pub(crate) use summary::JobSummary;
+
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use anyhow::{Context, Result, bail};
 use dj_plans::Recipe;
-use serde::Serialize;
 use serde_json::{Value, json};
 
 /// A new job id: UTC `YYYYMMDD_HHMMSS_` + 6 hex digits, as Data-Juicer makes them.
@@ -103,29 +112,6 @@ impl JobPaths {
     }
 }
 
-/// `job_summary.json`, written when a job completes (Data-Juicer's keys, in its order). Read
-/// leniently: a key it lacks takes its default.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-#[serde(default)]
-pub(crate) struct JobSummary {
-    pub(crate) job_id: String,
-    pub(crate) status: String,
-    pub(crate) start_time: f64,
-    pub(crate) end_time: f64,
-    pub(crate) duration: f64,
-    pub(crate) work_dir: PathBuf,
-    pub(crate) config_file: String,
-    pub(crate) executor_type: String,
-    pub(crate) resumption_command: String,
-    pub(crate) event_log_file: PathBuf,
-    pub(crate) checkpoint_dir: PathBuf,
-    pub(crate) metadata_dir: PathBuf,
-    pub(crate) num_partitions: usize,
-    pub(crate) rows_in: u64,
-    pub(crate) rows_out: u64,
-    pub(crate) export_files: Vec<PathBuf>,
-}
-
 /// Writes `bytes` to `path` atomically (see [`dj_plans::atomic`]).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     dj_plans::atomic::write_atomic(path, bytes)
@@ -134,157 +120,6 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 pub(crate) fn write_json(path: &Path, v: &Value) -> Result<()> {
     write_atomic(path, (serde_json::to_string_pretty(v)? + "\n").as_bytes())
-}
-
-/// `{job dir}/.lock` holding the running process id. A stale lock ([`lock_info`]: its process is
-/// gone, a zombie, or a younger process that reused its pid) is taken over; a live one refuses the
-/// run. `dj-job` judges locks by the same rule.
-#[derive(Debug)]
-pub(crate) struct JobLock {
-    path: PathBuf,
-}
-
-/// The pid in a lock file, if the file exists and parses.
-pub(crate) fn lock_pid(job_root: &Path) -> Option<i32> {
-    std::fs::read_to_string(job_root.join(".lock"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-/// Whether a process exists and is not a zombie (a zombie has exited: only its parent has not
-/// reaped it yet).
-pub(crate) fn process_alive(pid: i32) -> bool {
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: signal 0 only checks that the process exists.
-    let exists = unsafe { libc::kill(pid, 0) } == 0
-        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && proc_stat(pid).is_none_or(|(state, _)| state != 'Z' && state != 'X')
-}
-
-/// `/proc/<pid>/stat`: the state letter and the start time (ticks after boot).
-fn proc_stat(pid: i32) -> Option<(char, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces: fields follow the last ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let state = fields.first()?.chars().next()?;
-    let start = fields.get(19)?.parse().ok()?;
-    Some((state, start))
-}
-
-/// When a process started, in seconds since the epoch (Linux `/proc`).
-fn process_start_epoch(pid: i32) -> Option<f64> {
-    let (_, ticks) = proc_stat(pid)?;
-    let btime: f64 = std::fs::read_to_string("/proc/stat")
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("btime "))?
-        .trim()
-        .parse()
-        .ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| btime + ticks as f64 / hz as f64)
-}
-
-/// The job's `.lock`: which process it names and whether that process still runs the job.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub(crate) struct LockInfo {
-    /// A lock file exists.
-    pub present: bool,
-    /// The process id it holds (if it parses).
-    pub pid: Option<i32>,
-    /// The lock names no live process (dead, or its pid was since reused by a process started
-    /// after the lock was written): the next run takes it over.
-    pub stale: bool,
-}
-
-/// Reads the lock of `job_dir`.
-pub(crate) fn lock_info(job_dir: &Path) -> LockInfo {
-    let path = job_dir.join(".lock");
-    let Ok(meta) = std::fs::metadata(&path) else {
-        return LockInfo::default();
-    };
-    let pid = lock_pid(job_dir);
-    let live = pid.is_some_and(|pid| {
-        process_alive(pid) && {
-            // A pid reused after the job died belongs to a process younger than the lock.
-            let written = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map(|d| d.as_secs_f64());
-            match (process_start_epoch(pid), written) {
-                (Some(started), Some(written)) => started <= written + 1.0,
-                _ => true,
-            }
-        }
-    });
-    LockInfo {
-        present: true,
-        pid,
-        stale: !live,
-    }
-}
-
-impl JobLock {
-    pub(crate) fn acquire(job_root: &Path, job_id: &str) -> Result<JobLock> {
-        let path = job_root.join(".lock");
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    let written = write!(f, "{}", std::process::id()).and_then(|_| f.sync_all());
-                    if let Err(e) = written {
-                        let _ = std::fs::remove_file(&path);
-                        return Err(e)
-                            .with_context(|| format!("cannot write lock {}", path.display()));
-                    }
-                    return Ok(JobLock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    match lock_info(job_root) {
-                        LockInfo {
-                            pid: Some(pid),
-                            stale: false,
-                            ..
-                        } => {
-                            bail!(
-                                "job {job_id} is already running (process {pid}, lock {})",
-                                path.display()
-                            )
-                        }
-                        other => {
-                            tracing::warn!(
-                                "removing stale lock {} of process {:?}, which no longer runs the job",
-                                path.display(),
-                                other.pid
-                            );
-                            std::fs::remove_file(&path)?;
-                        }
-                    }
-                }
-                Err(e) => {
-                    return Err(e)
-                        .with_context(|| format!("cannot create lock {}", path.display()));
-                }
-            }
-        }
-        bail!("cannot take the lock {}", path.display())
-    }
-}
-
-impl Drop for JobLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 /// Copies the recipe into the job directory (once) and records the command-line overrides in

@@ -16,9 +16,9 @@ use dj_plans::seal::{self, SEAL_SUFFIX};
 use dj_udfs::Operator;
 use serde_json::json;
 
-use crate::events::{Event, EventKind, EventLog};
 use crate::execute::Start;
 use crate::job::JobPaths;
+use crate::job::events::{Event, EventKind, EventLog};
 use crate::remote::JobMirror;
 
 /// A saved file that failed verification and was moved aside.
