@@ -83,6 +83,10 @@ impl crate::execute::RunObserver for Printer {
     fn warning(&self, message: &str) {
         eprintln!("warning: {message}");
     }
+
+    fn note(&self, message: &str) {
+        println!("{message}");
+    }
 }
 
 fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {

@@ -128,6 +128,8 @@ pub trait RunObserver: Send + Sync {
     fn resume_token(&self, job_id: &str, resume_command: &[String]);
     /// Something the user should know that does not stop the run.
     fn warning(&self, message: &str);
+    /// What the run does that is worth a line (checkpoints reused from another job).
+    fn note(&self, message: &str);
 }
 
 impl RunOptions {

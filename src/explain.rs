@@ -19,6 +19,9 @@ pub(crate) struct Explained {
     pub ops: Vec<String>,
     /// `partition.mode: auto`: every sizing decision and its inputs.
     pub partition_sizing: Option<crate::autosize::Recommendation>,
+    /// Checkpoints a new job would reuse from earlier jobs in its `work_dir`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reuse: Vec<String>,
     pub logical_plan: Vec<String>,
     pub physical_plan: Vec<String>,
 }
@@ -26,6 +29,7 @@ pub(crate) struct Explained {
 pub(crate) async fn explain(recipe: &Recipe) -> Result<Explained> {
     let job = prepare_explain(recipe).await?;
     let optimized = job.session.state().optimize(&job.logical)?;
+    let reuse = crate::partitioned::planned_reuse(recipe, &job.index, &job.ranges).await?;
     let lines = |s: String| s.lines().map(str::to_string).collect::<Vec<_>>();
     Ok(Explained {
         recipe: recipe.file.clone(),
@@ -48,6 +52,7 @@ pub(crate) async fn explain(recipe: &Recipe) -> Result<Explained> {
                 line
             })
             .collect(),
+        reuse,
         logical_plan: lines(optimized.display_indent().to_string()),
         physical_plan: lines(displayable(job.physical.as_ref()).indent(false).to_string()),
     })
@@ -75,6 +80,12 @@ impl Explained {
         if let Some(rec) = &self.partition_sizing {
             s.push_str("auto partitioning:\n");
             for line in &rec.reasoning {
+                s.push_str(&format!("  {line}\n"));
+            }
+        }
+        if !self.reuse.is_empty() {
+            s.push_str("reuse (checkpoints of earlier jobs, verified):\n");
+            for line in &self.reuse {
                 s.push_str(&format!("  {line}\n"));
             }
         }

@@ -23,6 +23,7 @@ use crate::job::checkpoints::{
 };
 use crate::job::events::{Event, EventKind, EventLog, event_files};
 use crate::job::info::{HashRecorder, PartitioningInfo, hash_partitions};
+use crate::job::reuse::{self, Reused};
 use crate::job::{self, JobLock, JobPaths};
 use crate::remote::JobMirror;
 
@@ -142,7 +143,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
     let index = Arc::new(build_index(recipe).await?);
     let parts = if start.strict {
         match resume_partitioning(recipe, paths, job_id, &index, mirror).await? {
-            Resolution::Run(parts) => parts,
+            Resolution::Run(parts) => *parts,
             Resolution::Completed(done) => return Ok(*done),
         }
     } else {
@@ -229,6 +230,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         rows_in: report.rows_in,
         rows_out: report.rows_out,
         export_files: report.export_files.clone(),
+        reused_checkpoints: parts.reused.clone(),
     };
     job::write_json(&paths.summary(), &serde_json::to_value(&summary)?)?;
     apply_retention(paths, recipe, mirror)?;
@@ -262,6 +264,10 @@ fn record_start(
             &serde_json::to_value(&parts.info)?,
         )?;
         job::write_json(
+            &reuse::OpChain::path(paths),
+            &serde_json::to_value(reuse::op_chain(recipe)?)?,
+        )?;
+        job::write_json(
             &paths.root.join("dag_execution_plan.json"),
             &job::dag_plan(recipe, ranges.len()),
         )?;
@@ -289,8 +295,20 @@ fn record_start(
             )
             .partition(p)
             .op(*op, name);
+            if let Some(r) = parts.reused.iter().find(|r| r.partition == p) {
+                e.message = format!(
+                    "Loaded checkpoint from operation {op} of job {}",
+                    r.source_job
+                );
+                e = e.meta(json!({"source_job": r.source_job}));
+            }
             e.checkpoint_path = Some(path.display().to_string());
             events.log(e);
+        }
+    }
+    if let Some(o) = &opts.observer {
+        for line in reuse::summary_lines(recipe, &parts.reused, ranges.len()) {
+            o.note(&line);
         }
     }
     let mut start_event = Event::new(
@@ -322,11 +340,61 @@ struct Partitions {
     starts: Vec<Start>,
     resuming: bool,
     quarantined: Vec<Quarantined>,
+    /// Partitions that start from another job's checkpoint.
+    reused: Vec<Reused>,
+}
+
+/// What a new job of `recipe` would reuse from earlier jobs in its `work_dir` (for
+/// `dj-plan explain`): one line per source job and op. Reads the input once to hash it when an
+/// earlier job could lend checkpoints; writes nothing.
+pub(crate) async fn planned_reuse(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+) -> Result<Vec<String>> {
+    if recipe.executor_type != dj_plans::ExecutorType::RayPartitioned {
+        return Ok(Vec::new());
+    }
+    let paths = JobPaths::new(job::job_dir(recipe, "new-job")?);
+    if !reuse::has_candidates(recipe, &paths, ranges) {
+        return Ok(Vec::new());
+    }
+    let session = dj_plans::planner::session(1);
+    let limit = concurrency_limit(recipe, ranges.len());
+    let hashes = hash_partitions(index, ranges, session.task_ctx(), limit).await?;
+    let info = PartitioningInfo::new(index, ranges, &hashes, job::recipe_hash(recipe)?);
+    let reused: Vec<Reused> =
+        reuse::find(recipe, &paths, &info, &vec![Start::Input; ranges.len()])?
+            .into_iter()
+            .flatten()
+            .collect();
+    Ok(reuse::summary_lines(recipe, &reused, ranges.len()))
+}
+
+/// Starts the partitions another job in the work dir lets start later than `starts` from its
+/// checkpoints (see [`reuse::find`]).
+fn apply_reuse(
+    recipe: &Recipe,
+    paths: &JobPaths,
+    info: &PartitioningInfo,
+    starts: &mut [Start],
+) -> Result<Vec<Reused>> {
+    let found = reuse::find(recipe, paths, info, starts)?;
+    let mut reused = Vec::new();
+    for r in found.into_iter().flatten() {
+        starts[r.partition] = Start::Checkpoint {
+            op: r.op,
+            path: r.path.clone(),
+        };
+        reused.push(r);
+    }
+    reuse::adopt_global_files(recipe, paths, &reused)?;
+    Ok(reused)
 }
 
 /// A strict resume either runs what is left, or finds the job complete.
 enum Resolution {
-    Run(Partitions),
+    Run(Box<Partitions>),
     Completed(Box<RunReport>),
 }
 
@@ -385,14 +453,16 @@ async fn resume_partitioning(
     if let Some(done) = completed(paths, job_id) {
         return Ok(Resolution::Completed(Box::new(done)));
     }
-    let (starts, quarantined) = verify_starts(paths, recipe, ranges.len(), mirror)?;
-    Ok(Resolution::Run(Partitions {
+    let (mut starts, quarantined) = verify_starts(paths, recipe, ranges.len(), mirror)?;
+    let reused = apply_reuse(recipe, paths, &info, &mut starts)?;
+    Ok(Resolution::Run(Box::new(Partitions {
         info,
         ranges,
         starts,
         resuming: true,
         quarantined,
-    }))
+        reused,
+    })))
 }
 
 /// The partitioning of a new run, or of a `--job_id` rerun: planned from the recipe; a rerun
@@ -420,17 +490,19 @@ async fn plan_job_partitioning(
         .and_then(|t| serde_json::from_str(&t).ok());
     // A fresh run hashes each partition while processing it (see `HashRecorder`); only a
     // rerun over saved metadata needs the hashes first, to compare.
-    let hashes = if checkpointing && saved.is_some() {
-        hash_partitions(
-            index,
-            &ranges,
-            session.task_ctx(),
-            concurrency_limit(recipe, ranges.len()),
-        )
-        .await?
-    } else {
-        ranges.iter().map(|r| (r.len(), String::new())).collect()
-    };
+    // Reusing another job's checkpoints also needs the hashes first, to compare.
+    let hashes =
+        if checkpointing && (saved.is_some() || reuse::has_candidates(recipe, paths, &ranges)) {
+            hash_partitions(
+                index,
+                &ranges,
+                session.task_ctx(),
+                concurrency_limit(recipe, ranges.len()),
+            )
+            .await?
+        } else {
+            ranges.iter().map(|r| (r.len(), String::new())).collect()
+        };
     let info = PartitioningInfo::new(index, &ranges, &hashes, job::recipe_hash(recipe)?);
     let reuse = match saved {
         Some(s) if s.matches(&info) => true,
@@ -447,17 +519,19 @@ async fn plan_job_partitioning(
         }
         None => false,
     };
-    let (starts, quarantined) = if reuse {
+    let (mut starts, quarantined) = if reuse {
         verify_starts(paths, recipe, ranges.len(), mirror)?
     } else {
         (vec![Start::Input; ranges.len()], Vec::new())
     };
+    let reused = apply_reuse(recipe, paths, &info, &mut starts)?;
     Ok(Partitions {
         info,
         ranges,
         starts,
         resuming: reuse,
         quarantined,
+        reused,
     })
 }
 

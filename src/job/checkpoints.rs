@@ -79,7 +79,12 @@ fn file_name(path: &Path) -> String {
 
 /// The key and value files partition `p` needs to resume after op `op`: one per global op
 /// (deduplicator or selector) up to and including it.
-fn global_files(paths: &JobPaths, recipe: &Recipe, op: usize, p: usize) -> Vec<(usize, PathBuf)> {
+pub(super) fn global_files(
+    paths: &JobPaths,
+    recipe: &Recipe,
+    op: usize,
+    p: usize,
+) -> Vec<(usize, PathBuf)> {
     recipe.process[..=op]
         .iter()
         .filter_map(|o| {
@@ -94,7 +99,7 @@ fn global_files(paths: &JobPaths, recipe: &Recipe, op: usize, p: usize) -> Vec<(
 }
 
 /// Per partition, its checkpoints newest first (op index, path).
-fn checkpoints_by_partition(
+pub(super) fn checkpoints_by_partition(
     paths: &JobPaths,
     recipe: &Recipe,
     partitions: usize,

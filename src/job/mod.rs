@@ -9,6 +9,7 @@ pub(crate) mod checkpoints;
 pub(crate) mod events;
 pub(crate) mod info;
 pub(crate) mod lock;
+pub(crate) mod reuse;
 pub(crate) mod summary;
 
 pub(crate) use lock::{JobLock, LockInfo, lock_info, lock_pid, process_alive};

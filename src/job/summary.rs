@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::reuse::Reused;
+
 /// `job_summary.json`, written when a job completes (Data-Juicer's keys, in its order). Read
 /// leniently: a key it lacks takes its default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -25,4 +27,7 @@ pub(crate) struct JobSummary {
     pub(crate) rows_in: u64,
     pub(crate) rows_out: u64,
     pub(crate) export_files: Vec<PathBuf>,
+    /// Partitions that started from another job's checkpoint (absent when none did).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) reused_checkpoints: Vec<Reused>,
 }

@@ -11,3 +11,4 @@ mod jobtools;
 mod models;
 mod object_store;
 mod resume;
+mod reuse;

@@ -504,7 +504,7 @@ pub(crate) fn partition_ops(dir: &Path, event_type: &str) -> Vec<(u64, u64)> {
 
 /// Starts `job` as `id`, kill -9s it right after its `n`-th event (of the reference run's
 /// `total`) and waits for it; fails if the job ended before, as nothing would be tested.
-fn kill_9_after_event(job: &Job, id: &str, n: usize, total: usize) {
+pub(crate) fn kill_9_after_event(job: &Job, id: &str, n: usize, total: usize) {
     let mut child = job
         .command(&["--job_id", id])
         .env("DJ_EVENT_DELAY_MS", "15")

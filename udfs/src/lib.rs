@@ -27,6 +27,10 @@ pub use params::{ParamError, ParamSpec, ParamType, Params};
 pub use registry::{lookup, registry};
 pub use spec::{OpKind, OpSpec};
 
+/// The operators' implementation version: a release that changes any op's results bumps it, so
+/// checkpoints of earlier releases are not reused across jobs.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Name of the struct column holding per-sample stats, as Data-Juicer names it.
 pub const STATS_COLUMN: &str = "__dj__stats__";
 /// Name of the column holding the document hash of `document_deduplicator`.

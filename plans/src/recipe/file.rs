@@ -69,6 +69,7 @@ pub(super) struct CheckpointSection {
     pub n_ops: Option<u64>,
     #[serde(deserialize_with = "op_names")]
     pub op_names: Option<Vec<String>>,
+    pub reuse: Option<bool>,
 }
 
 /// `checkpoint.strategy`, with the name Data-Juicer maps to `every_op` with a warning.

@@ -107,6 +107,9 @@ pub struct CheckpointConfig {
     pub strategy: CheckpointStrategy,
     pub n_ops: usize,
     pub op_names: Vec<String>,
+    /// `checkpoint.reuse` (default true): a new job starts from the checkpoints an earlier job in
+    /// the same `work_dir` wrote after the same input and leading ops.
+    pub reuse: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -426,6 +429,7 @@ fn checkpoint(c: CheckpointSection, file: &str, warnings: &mut Vec<String>) -> C
         strategy,
         n_ops: c.n_ops.unwrap_or(5) as usize,
         op_names: c.op_names.unwrap_or_default(),
+        reuse: c.reuse.unwrap_or(true),
     }
 }
 
