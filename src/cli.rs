@@ -8,7 +8,7 @@ use clap::Parser;
 use dj_plans::Recipe;
 use dj_plans::recipe::Engine;
 
-use crate::flags::{Format, PlanCommand, PlanFlags, RunFlags, split_overrides};
+use crate::flags::{AnalyzeFlags, Format, PlanCommand, PlanFlags, RunFlags, split_overrides};
 
 fn init_tracing() {
     crate::logging::init();
@@ -190,4 +190,45 @@ pub fn cluster_main() -> ExitCode {
             }
         })
     }))
+}
+
+/// `dj-analyze`.
+pub fn analyze_main() -> ExitCode {
+    init_tracing();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (kept, overrides) = split_overrides(&args, &["config", "output"], &["help", "version"]);
+    let mut flags = AnalyzeFlags::parse_from(std::iter::once("dj-analyze".to_string()).chain(kept));
+    flags.overrides = overrides;
+    finish(analyze_cmd(&flags))
+}
+
+fn analyze_cmd(flags: &AnalyzeFlags) -> Result<()> {
+    let recipe = load_recipe(&flags.config, &flags.overrides)?;
+    let analysis = runtime()?
+        .block_on(crate::analyze::analyze(&recipe))
+        .with_context(|| format!("cannot analyze recipe {}", recipe.file))?;
+    let dir = flags
+        .output
+        .clone()
+        .unwrap_or_else(|| crate::analyze::default_output(&recipe));
+    let files = crate::analyze::write_report(&analysis, &dir)?;
+    for s in &analysis.stats {
+        println!(
+            "{:<28} #{:<3} {:<28} kept {}/{} (mean {:.4}, median {:.4})",
+            s.stat,
+            s.op_index,
+            s.op,
+            s.kept_by_bounds,
+            s.describe.count,
+            s.describe.mean,
+            s.describe.p50
+        );
+    }
+    for line in &analysis.skipped {
+        println!("not analyzed: {line}");
+    }
+    for f in files {
+        println!("wrote {}", f.display());
+    }
+    Ok(())
 }

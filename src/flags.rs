@@ -62,6 +62,21 @@ pub(crate) enum PlanCommand {
     },
 }
 
+/// Computes every filter's stat of a recipe over its input, without filtering, and writes
+/// summaries, histograms and an HTML report (as Data-Juicer's analyzer).
+#[derive(Debug, Parser)]
+#[command(name = "dj-analyze", version, about, after_help = OVERRIDES_HELP)]
+pub(crate) struct AnalyzeFlags {
+    /// The recipe YAML file.
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Where to write the analysis (default: `analysis/` next to the recipe's export).
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    #[arg(skip)]
+    pub overrides: Vec<(String, String)>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EngineFlag {
     Local,

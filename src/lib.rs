@@ -8,6 +8,7 @@
 
 #![warn(unreachable_pub)]
 
+mod analyze;
 mod autosize;
 mod cli;
 mod cluster;
@@ -25,7 +26,7 @@ mod remote;
 mod run;
 mod sql;
 
-pub use cli::{cluster_main, plan_main, run_main};
+pub use cli::{analyze_main, cluster_main, plan_main, run_main};
 pub use execute::{JobReport, OpReport, RunObserver, RunOptions, RunReport};
 pub use job::checkpoints::Quarantined;
 pub use jobtools::job_main;

@@ -1,5 +1,6 @@
 //! dj-fusion's integration tests (one binary, to link DataFusion once).
 
+mod analyze;
 mod cli;
 mod cluster;
 mod common;

@@ -1,0 +1,176 @@
+//! Summaries of one stat's values, as pandas' `describe()` computes them for Data-Juicer's
+//! `overall.csv` (sample standard deviation, linearly interpolated quantiles), and what candidate
+//! thresholds would keep.
+
+use serde::Serialize;
+
+/// `describe(percentiles=[0.25, 0.5, 0.75])` of one column.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Describe {
+    pub(crate) count: u64,
+    pub(crate) mean: f64,
+    /// Sample standard deviation (`ddof=1`); NaN for fewer than two values.
+    pub(crate) std: f64,
+    pub(crate) min: f64,
+    pub(crate) p25: f64,
+    pub(crate) p50: f64,
+    pub(crate) p75: f64,
+    pub(crate) max: f64,
+}
+
+impl Describe {
+    pub(crate) fn of(values: &[f64]) -> Describe {
+        // pandas sums in row order with numpy's pairwise summation: the same bits need both.
+        let n = values.len();
+        let mean = if n == 0 {
+            f64::NAN
+        } else {
+            pairwise_sum(values) / n as f64
+        };
+        let std = if n < 2 {
+            f64::NAN
+        } else {
+            let squares: Vec<f64> = values.iter().map(|v| (mean - v) * (mean - v)).collect();
+            (pairwise_sum(&squares) / (n - 1) as f64).sqrt()
+        };
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        Describe {
+            count: n as u64,
+            mean,
+            std,
+            min: sorted.first().copied().unwrap_or(f64::NAN),
+            p25: quantile(&sorted, 0.25),
+            p50: quantile(&sorted, 0.5),
+            p75: quantile(&sorted, 0.75),
+            max: sorted.last().copied().unwrap_or(f64::NAN),
+        }
+    }
+
+    /// The rows of `overall.csv`, in pandas' order.
+    pub(crate) fn rows(&self) -> [(&'static str, f64); 8] {
+        [
+            ("count", self.count as f64),
+            ("mean", self.mean),
+            ("std", self.std),
+            ("min", self.min),
+            ("25%", self.p25),
+            ("50%", self.p50),
+            ("75%", self.p75),
+            ("max", self.max),
+        ]
+    }
+}
+
+/// numpy's pairwise summation of float64 (`pairwise_sum_DOUBLE`): blocks of up to 128 values
+/// summed in 8 interleaved accumulators, larger arrays split in halves (at a multiple of 8).
+pub(crate) fn pairwise_sum(a: &[f64]) -> f64 {
+    let n = a.len();
+    if n < 8 {
+        let mut res = 0.0;
+        for v in a {
+            res += v;
+        }
+        res
+    } else if n <= 128 {
+        let mut r = [0.0f64; 8];
+        r.copy_from_slice(&a[..8]);
+        let mut i = 8;
+        while i < n - n % 8 {
+            for (j, acc) in r.iter_mut().enumerate() {
+                *acc += a[i + j];
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for v in &a[i..] {
+            res += v;
+        }
+        res
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
+    }
+}
+
+/// numpy's default (`linear`) quantile of sorted values.
+pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let (lo, frac) = (pos.floor() as usize, pos - pos.floor());
+    match sorted.get(lo + 1) {
+        Some(hi) if frac > 0.0 => sorted[lo] + (hi - sorted[lo]) * frac,
+        _ => sorted[lo],
+    }
+}
+
+/// What a threshold at one quantile of the stat keeps, as a lower bound (`min`) and as an
+/// upper bound (`max`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Threshold {
+    /// The quantile the threshold is taken at (0.05 ... 0.95).
+    pub(crate) quantile: f64,
+    pub(crate) value: f64,
+    /// Rows with a stat `>= value` (kept by `min = value`).
+    pub(crate) kept_as_min: u64,
+    /// Rows with a stat `<= value` (kept by `max = value`).
+    pub(crate) kept_as_max: u64,
+}
+
+/// Candidate thresholds at the 5, 10, 25, 50, 75, 90 and 95% quantiles of `values`.
+pub(crate) fn thresholds(values: &[f64]) -> Vec<Threshold> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    if sorted.is_empty() {
+        return Vec::new();
+    }
+    [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95]
+        .into_iter()
+        .map(|q| {
+            let value = quantile(&sorted, q);
+            let below = sorted.partition_point(|v| *v < value) as u64;
+            let at_most = sorted.partition_point(|v| *v <= value) as u64;
+            Threshold {
+                quantile: q,
+                value,
+                kept_as_min: sorted.len() as u64 - below,
+                kept_as_max: at_most,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pandas: `pd.Series([1, 2, 3, 4, 10]).describe()` -> count 5, mean 4.0, std
+    /// 3.5355339059327378, min 1, 25% 2, 50% 3, 75% 4, max 10; and quantiles between values.
+    #[test]
+    fn describe_matches_pandas() {
+        let d = Describe::of(&[4.0, 1.0, 10.0, 3.0, 2.0]);
+        assert_eq!(
+            (d.count, d.mean, d.min, d.p25, d.p50, d.p75, d.max),
+            (5, 4.0, 1.0, 2.0, 3.0, 4.0, 10.0)
+        );
+        assert!((d.std - 3.5355339059327378).abs() < 1e-15, "{}", d.std);
+        // np.quantile([1, 2, 3, 4], 0.25) = 1.75.
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.25), 1.75);
+        assert!(Describe::of(&[7.0]).std.is_nan());
+    }
+
+    #[test]
+    fn thresholds_count_what_each_bound_keeps() {
+        let t = thresholds(&[1.0, 2.0, 2.0, 3.0, 10.0]);
+        let median = t.iter().find(|t| t.quantile == 0.5).unwrap();
+        assert_eq!(
+            (median.value, median.kept_as_min, median.kept_as_max),
+            (2.0, 4, 3)
+        );
+        assert_eq!(t.len(), 7);
+        assert!(thresholds(&[]).is_empty());
+    }
+}
