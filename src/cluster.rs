@@ -65,8 +65,16 @@ pub(crate) fn parse_address(address: &str) -> Result<(String, u16)> {
 }
 
 /// Refuses, before any work, recipes the cluster cannot run: a selector's barrier meets all
-/// partitions inside one process.
+/// partitions inside one process, and `checkpoint.strategy: auto` decides from measurements the
+/// partitions share inside one process.
 pub(crate) fn check_recipe(recipe: &Recipe) -> Result<()> {
+    if recipe.checkpoint.enabled
+        && recipe.checkpoint.strategy == dj_plans::recipe::CheckpointStrategy::Auto
+    {
+        bail!(
+            "--engine ballista does not run checkpoint.strategy: auto (its decisions use measurements the partitions share inside one process). Choose another strategy, or run with --engine local."
+        );
+    }
     if let Some(op) = recipe
         .process
         .iter()

@@ -7,6 +7,8 @@
 //! `executor_type: ray_partitioned` adds the job directory, the event log, checkpoints and resume
 //! on top ([`crate::partitioned`], [`crate::job`]); [`crate::run`] dispatches.
 
+use dj_plans::nodes::auto::AutoCheckpoints;
+use dj_plans::nodes::checkpoint::AutoSink;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -294,6 +296,57 @@ pub(crate) fn concurrency_limit(recipe: &Recipe, partitions: usize) -> usize {
     }
 }
 
+/// `checkpoint.strategy: auto`: the run's cost model over `ranges` (`None` for the other
+/// strategies). Model ops and deduplicators start from the expensive prior.
+pub(crate) fn auto_checkpoints(
+    recipe: &Recipe,
+    index: &InputIndex,
+    ranges: &[RowRange],
+) -> Option<Arc<AutoCheckpoints>> {
+    let c = &recipe.checkpoint;
+    (c.enabled && c.strategy == CheckpointStrategy::Auto).then(|| {
+        let expensive: Vec<bool> = recipe
+            .process
+            .iter()
+            .map(|o| {
+                o.spec.model_use() == dj_udfs::spec::ModelUse::Always
+                    || o.spec.kind == dj_udfs::OpKind::Deduplicator
+            })
+            .collect();
+        let bytes = ranges.iter().map(|r| index.approx_bytes(*r)).collect();
+        Arc::new(AutoCheckpoints::new(&expensive, bytes))
+    })
+}
+
+/// What `auto` would decide for partition 0 before anything is measured (`dj-plan explain`).
+pub(crate) fn auto_checkpoint_plan(
+    recipe: &Recipe,
+    index: &InputIndex,
+    ranges: &[RowRange],
+) -> Vec<String> {
+    let Some(model) = auto_checkpoints(recipe, index, ranges) else {
+        return Vec::new();
+    };
+    recipe
+        .process
+        .iter()
+        .map(|op| {
+            let d = model.decide(0, 0, op.index);
+            format!(
+                "#{} {}: {} ({})",
+                op.index,
+                op.name,
+                if d.checkpoint {
+                    "checkpoint"
+                } else {
+                    "no checkpoint"
+                },
+                d.reason
+            )
+        })
+        .collect()
+}
+
 /// Whether the checkpoint strategy checkpoints after `op` (Data-Juicer's `should_checkpoint`).
 pub(crate) fn should_checkpoint(recipe: &Recipe, op: &OpConfig) -> bool {
     let c = &recipe.checkpoint;
@@ -303,6 +356,8 @@ pub(crate) fn should_checkpoint(recipe: &Recipe, op: &OpConfig) -> bool {
             CheckpointStrategy::EveryOp => true,
             CheckpointStrategy::EveryNOps => (op.index + 1).is_multiple_of(c.n_ops),
             CheckpointStrategy::Manual => c.op_names.contains(&op.name),
+            // Every op gets a sink that decides at run time.
+            CheckpointStrategy::Auto => true,
         }
 }
 
@@ -322,6 +377,8 @@ pub(crate) struct JobCtx {
     pub(crate) hash_sinks: Vec<Option<Arc<dyn RangeHashSink>>>,
     /// The job directory is on object storage: this publishes it.
     pub(crate) mirror: Option<Arc<crate::remote::JobMirror>>,
+    /// `checkpoint.strategy: auto`: the run's cost model.
+    pub(crate) auto: Option<Arc<AutoCheckpoints>>,
 }
 
 impl JobCtx {
@@ -500,6 +557,10 @@ async fn plan_partitions(
                     compression: s.compression,
                     listener: job.checkpoint_listener(),
                     publish,
+                    auto: job.auto.as_ref().map(|model| AutoSink {
+                        model: model.clone(),
+                        first_op: first,
+                    }),
                 }
             })
         };
@@ -542,6 +603,7 @@ pub(crate) async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
             paths,
             hash_sinks: Vec::new(),
             mirror: None,
+            auto: auto_checkpoints(recipe, &index, &ranges),
         })
     } else {
         None
@@ -686,6 +748,7 @@ pub(crate) async fn execute(
             listener: listener.clone(),
             concurrency: concurrency.clone(),
             partitions: n,
+            auto: job.and_then(|j| j.auto.clone()),
         };
         tasks.spawn(task.run());
     }
@@ -735,6 +798,8 @@ struct PartitionTask {
     listener: Option<Arc<dyn CheckpointListener>>,
     concurrency: Arc<Concurrency>,
     partitions: usize,
+    /// `checkpoint.strategy: auto`: told what this partition's ops cost.
+    auto: Option<Arc<AutoCheckpoints>>,
 }
 
 impl PartitionTask {
@@ -749,6 +814,7 @@ impl PartitionTask {
             listener,
             concurrency,
             partitions: n,
+            auto,
         } = self;
         concurrency.acquire(plan.partition).await;
         let p = plan.partition;
@@ -774,7 +840,18 @@ impl PartitionTask {
         }
         let mut staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
         match &scheduler {
-            None => credit_global_nodes(&plan.physical, &plan.compiled.counters),
+            None => {
+                credit_global_nodes(&plan.physical, &plan.compiled.counters);
+                if let Some(model) = auto.filter(|_| staged.is_ok()) {
+                    let c = &plan.compiled.counters;
+                    let costs: Vec<(usize, u64)> = plan
+                        .ops
+                        .iter()
+                        .map(|(i, _)| (*i, (c.op_seconds(*i) * 1e9) as u64))
+                        .collect();
+                    model.record_partition(p, &costs);
+                }
+            }
             Some(scheduler) if staged.is_ok() => {
                 let reported =
                     report_remote_partition(&plan, scheduler, listener.as_deref(), t0.elapsed());
@@ -895,6 +972,7 @@ async fn report_remote_partition(
             rows: counters.rows_out(t.op_index),
             seconds: elapsed.as_secs_f64(),
             seal: dj_plans::seal::read_seal(&t.path),
+            reason: None,
         });
     }
     Ok(())

@@ -19,6 +19,10 @@ pub(crate) struct Explained {
     pub ops: Vec<String>,
     /// `partition.mode: auto`: every sizing decision and its inputs.
     pub partition_sizing: Option<crate::autosize::Recommendation>,
+    /// `checkpoint.strategy: auto`: what partition 0 would decide before anything is measured
+    /// (each decision and its inputs; later partitions decide from what earlier ones measured).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub auto_checkpoints: Vec<String>,
     /// Checkpoints a new job would reuse from earlier jobs in its `work_dir`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reuse: Vec<String>,
@@ -53,6 +57,7 @@ pub(crate) async fn explain(recipe: &Recipe) -> Result<Explained> {
             })
             .collect(),
         reuse,
+        auto_checkpoints: crate::execute::auto_checkpoint_plan(recipe, &job.index, &job.ranges),
         logical_plan: lines(optimized.display_indent().to_string()),
         physical_plan: lines(displayable(job.physical.as_ref()).indent(false).to_string()),
     })
@@ -80,6 +85,14 @@ impl Explained {
         if let Some(rec) = &self.partition_sizing {
             s.push_str("auto partitioning:\n");
             for line in &rec.reasoning {
+                s.push_str(&format!("  {line}\n"));
+            }
+        }
+        if !self.auto_checkpoints.is_empty() {
+            s.push_str(
+                "auto checkpoints (decided at run time; partition 0 with the priors, later partitions from what earlier ones measure):\n",
+            );
+            for line in &self.auto_checkpoints {
                 s.push_str(&format!("  {line}\n"));
             }
         }

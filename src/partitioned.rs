@@ -169,6 +169,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         events: events.clone(),
         hash_sinks,
         mirror: start.mirror.clone(),
+        auto: crate::execute::auto_checkpoints(recipe, &index, &parts.ranges),
     };
     let (ranges, starts) = (&parts.ranges, &parts.starts);
     let result = tokio::select! {

@@ -322,6 +322,7 @@ fn decoded_target(node: WireNode) -> Option<CheckpointTarget> {
             compression,
             listener: Arc::new(ReportedByRunner),
             publish,
+            auto: None,
         }),
         _ => None,
     }
@@ -684,6 +685,7 @@ process:
                 compression: Compression::None,
                 listener: Arc::new(ReportedByRunner),
                 publish: None,
+                auto: None,
             })
         };
         let table = RowRangeTable::new(f.index.clone(), vec![RowRange { start: 2, end: 5 }]);

@@ -350,6 +350,9 @@ impl CheckpointListener for EventLog {
             "bytes": c.seal.as_ref().map(|s| s.size),
             "blake3": c.seal.as_ref().map(|s| &s.blake3),
         }));
+        if let (Some(reason), Some(Value::Object(m))) = (&c.reason, e.metadata.as_mut()) {
+            m.insert("reason".into(), json!(reason));
+        }
         e.checkpoint_path = Some(c.path.display().to_string());
         e.duration = Some(c.seconds);
         e.output_rows = Some(c.rows);

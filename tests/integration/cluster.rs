@@ -427,6 +427,16 @@ fn selectors_and_a_missing_scheduler_are_refused_before_any_work() {
     assert!(!job.dir.path().join("jobs").exists(), "no job directory");
 
     let job = Job::new("engine: ballista");
+    let out = job.run(&["--checkpoint.strategy", "auto"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--engine ballista does not run checkpoint.strategy: auto"),
+        "{err}"
+    );
+    assert!(!job.dir.path().join("jobs").exists(), "no job directory");
+
+    let job = Job::new("engine: ballista");
     let port = free_port();
     let out = job.run(&["--scheduler", &format!("127.0.0.1:{port}")]);
     assert!(!out.status.success());

@@ -886,3 +886,55 @@ fn kill_9_then_resume_through_selectors() {
         assert_eq!(job.export(), want, "after kill at event {n}");
     }
 }
+
+/// `checkpoint.strategy: auto`: sinks decide at run time and record why; the expensive op (the
+/// deduplicator) gets a checkpoint where the priors decide; a job killed part-way resumes from
+/// whatever was placed to the same export as every_op's.
+#[test]
+fn auto_checkpoints_record_why_and_resume() {
+    let reference = Job::new();
+    let (_, want) = fresh(&reference);
+    let job = Job::new();
+    ok(&job.run(&["--job_id", "auto", "--checkpoint.strategy", "auto"]));
+    assert_eq!(job.export(), want);
+    let saves: Vec<serde_json::Value> = events(&job.job_dir("auto"))
+        .into_iter()
+        .filter(|e| e["event_type"] == "checkpoint_save")
+        .collect();
+    assert!(!saves.is_empty());
+    for e in &saves {
+        let reason = e["metadata"]["reason"].as_str().unwrap_or_default();
+        assert!(reason.starts_with("auto: ops "), "{e}");
+        assert!(reason.contains(" > writing "), "{e}");
+    }
+    // The first partitions decide with the priors: after the deduplicator (op 2), not after
+    // the cheap ops before it.
+    assert!(saves.iter().any(|e| e["operation_idx"] == 2), "{saves:?}");
+    assert!(
+        !saves.iter().any(|e| e["operation_idx"] == 0
+            && e["metadata"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("(prior)")),
+        "{saves:?}"
+    );
+    // Killed after half its events, resumed.
+    let total = events(&job.job_dir("auto")).len();
+    let job = Job::new();
+    let mut child = job
+        .command(&["--job_id", "killed", "--checkpoint.strategy", "auto"])
+        .env("DJ_EVENT_DELAY_MS", "15")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_events(
+        &job.job_dir("killed"),
+        total / 2,
+        &mut child
+    ));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    ok(&job.run(&["--resume", "killed", "--checkpoint.strategy", "auto"]));
+    assert_eq!(job.export(), want);
+}

@@ -4,6 +4,7 @@
 //! [`crate::seal`]) and renamed into place, and only then is the checkpoint reported. A crash at
 //! any instant leaves either no checkpoint or a complete, sealed one.
 
+use super::auto::AutoCheckpoints;
 use std::cmp::Ordering;
 use std::fmt;
 use std::fs::File;
@@ -75,6 +76,8 @@ pub struct SavedCheckpoint {
     /// The file's size and digest, as recorded in its seal (unknown to a client whose
     /// executors write elsewhere).
     pub seal: Option<Seal>,
+    /// Why the checkpoint was placed, when the strategy decided at run time (`auto`).
+    pub reason: Option<String>,
 }
 
 /// Told about every checkpoint once it is durable (the runner logs `checkpoint_save`).
@@ -96,6 +99,16 @@ pub struct CheckpointTarget {
     /// directory on object storage whose plans run on cluster executors, which may not share
     /// the client's disk.
     pub publish: Option<String>,
+    /// `checkpoint.strategy: auto`: the sink decides whether to write when its first batch
+    /// arrives (see [`AutoCheckpoints`]); `first_op` is where the partition's plan starts.
+    pub auto: Option<AutoSink>,
+}
+
+/// A checkpoint sink that decides at run time.
+#[derive(Debug, Clone)]
+pub struct AutoSink {
+    pub model: Arc<AutoCheckpoints>,
+    pub first_op: usize,
 }
 
 /// Logical checkpoint sink after op `target.op_index`.
@@ -130,8 +143,17 @@ fn describe(t: &CheckpointTarget) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     format!(
-        "#{} {} -> {} ({:?}, {:?})",
-        t.op_index, t.op_name, name, t.format, t.compression
+        "#{} {} -> {} ({:?}, {:?}{})",
+        t.op_index,
+        t.op_name,
+        name,
+        t.format,
+        t.compression,
+        if t.auto.is_some() {
+            ", if auto decides"
+        } else {
+            ""
+        }
     )
     .to_lowercase()
 }
@@ -198,13 +220,20 @@ impl ExecutionPlan for CheckpointExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let inner = self.input.execute(partition, context)?;
-        let writer = CheckpointWriter::create(&self.target, inner.schema())?;
+        // An auto sink opens its file once it has decided to write.
+        let writer = match self.target.auto {
+            Some(_) => None,
+            None => Some(CheckpointWriter::create(&self.target, inner.schema())?),
+        };
         Ok(Box::pin(CheckpointStream {
+            pending: self.target.auto.is_some(),
             inner,
-            writer: Some(writer),
+            writer,
             target: self.target.clone(),
             rows: 0,
             started: Instant::now(),
+            write_nanos: 0,
+            reason: None,
         }))
     }
 }
@@ -326,28 +355,78 @@ struct CheckpointStream {
     target: CheckpointTarget,
     rows: u64,
     started: Instant,
+    /// An auto sink that has not decided yet.
+    pending: bool,
+    /// Time spent writing (auto sinks report it to their cost model).
+    write_nanos: u64,
+    /// Why an auto sink writes.
+    reason: Option<String>,
+}
+
+impl CheckpointStream {
+    /// An auto sink's decision, made when its first batch or the end of its input arrives.
+    fn decide(&mut self) -> Result<()> {
+        self.pending = false;
+        let Some(auto) = &self.target.auto else {
+            return Ok(());
+        };
+        let d = auto
+            .model
+            .decide(self.target.partition, auto.first_op, self.target.op_index);
+        if d.checkpoint {
+            self.writer = Some(CheckpointWriter::create(&self.target, self.inner.schema())?);
+            self.reason = Some(d.reason);
+        } else {
+            tracing::debug!(
+                "partition {} op {}: no checkpoint: {}",
+                self.target.partition,
+                self.target.op_index,
+                d.reason
+            );
+        }
+        Ok(())
+    }
 }
 
 impl Stream for CheckpointStream {
     type Item = Result<RecordBatch>;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        match self.inner.as_mut().poll_next(cx) {
+        let polled = self.inner.as_mut().poll_next(cx);
+        if self.pending
+            && matches!(polled, Poll::Ready(Some(Ok(_)) | None))
+            && let Err(e) = self.decide()
+        {
+            return Poll::Ready(Some(Err(e)));
+        }
+        match polled {
             Poll::Ready(Some(Ok(batch))) => {
+                let started = Instant::now();
                 if let Some(w) = self.writer.as_mut()
                     && let Err(e) = w.write(&batch)
                 {
                     self.writer = None;
                     return Poll::Ready(Some(Err(e)));
                 }
+                self.write_nanos += started.elapsed().as_nanos() as u64;
                 self.rows += batch.num_rows() as u64;
                 Poll::Ready(Some(Ok(batch)))
             }
             Poll::Ready(None) => {
                 if let Some(w) = self.writer.take() {
+                    let started = Instant::now();
                     let seal = match w.commit() {
                         Ok(seal) => seal,
                         Err(e) => return Poll::Ready(Some(Err(e))),
                     };
+                    self.write_nanos += started.elapsed().as_nanos() as u64;
+                    if let Some(auto) = &self.target.auto {
+                        auto.model.record_write(
+                            self.target.partition,
+                            self.target.op_index,
+                            self.write_nanos,
+                        );
+                    }
+                    let reason = self.reason.take();
                     let t = &self.target;
                     if let Some(url) = &t.publish {
                         // The seal first: a published checkpoint always has its seal.
@@ -370,6 +449,7 @@ impl Stream for CheckpointStream {
                         rows: self.rows,
                         seconds: self.started.elapsed().as_secs_f64(),
                         seal: Some(seal),
+                        reason,
                     });
                 }
                 Poll::Ready(None)

@@ -50,6 +50,7 @@ macro_rules! unary_exec_methods {
     };
 }
 
+pub mod auto;
 pub mod checkpoint;
 pub mod dedup;
 pub mod offline;

@@ -79,6 +79,7 @@ pub(super) enum StrategyName {
     EveryNOps,
     Manual,
     Disabled,
+    Auto,
     EveryPartition,
 }
 
@@ -205,7 +206,7 @@ fn event_logging<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Err
 }
 
 fn strategy<'de, D: Deserializer<'de>>(d: D) -> Result<Option<StrategyName>, D::Error> {
-    const NAMES: &[&str] = &["every_op", "every_n_ops", "manual", "disabled"];
+    const NAMES: &[&str] = &["every_op", "every_n_ops", "manual", "disabled", "auto"];
     let Some(s) = Option::<String>::deserialize(d)? else {
         return Ok(None);
     };
@@ -214,6 +215,7 @@ fn strategy<'de, D: Deserializer<'de>>(d: D) -> Result<Option<StrategyName>, D::
         "every_n_ops" => StrategyName::EveryNOps,
         "manual" => StrategyName::Manual,
         "disabled" => StrategyName::Disabled,
+        "auto" => StrategyName::Auto,
         "every_partition" => StrategyName::EveryPartition,
         other => return Err(de::Error::unknown_variant(other, NAMES)),
     }))

@@ -98,6 +98,8 @@ pub enum CheckpointStrategy {
     EveryNOps,
     Manual,
     Disabled,
+    /// Placed at run time by measured cost (`dj_plans::nodes::auto`).
+    Auto,
 }
 
 /// `checkpoint:` section.
@@ -417,6 +419,7 @@ fn checkpoint(c: CheckpointSection, file: &str, warnings: &mut Vec<String>) -> C
         Some(StrategyName::EveryOp) => CheckpointStrategy::EveryOp,
         Some(StrategyName::Manual) => CheckpointStrategy::Manual,
         Some(StrategyName::Disabled) => CheckpointStrategy::Disabled,
+        Some(StrategyName::Auto) => CheckpointStrategy::Auto,
         Some(StrategyName::EveryPartition) => {
             warnings.push(format!(
                 "{file}: unknown checkpoint strategy every_partition, defaulting to every_op"
@@ -794,7 +797,7 @@ process:
             .to_string();
         assert_eq!(
             e,
-            "r.yaml: `checkpoint.strategy`: unknown variant `sometimes`, expected one of `every_op`, `every_n_ops`, `manual`, `disabled`"
+            "r.yaml: `checkpoint.strategy`: unknown variant `sometimes`, expected one of `every_op`, `every_n_ops`, `manual`, `disabled`, `auto`"
         );
         let e = load(&format!("{RECIPE}partition:\n  num_partitions: 3\n"), &[])
             .unwrap_err()
