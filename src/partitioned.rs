@@ -489,9 +489,8 @@ async fn plan_job_partitioning(
     let saved: Option<PartitioningInfo> = std::fs::read_to_string(paths.partitioning_info())
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
-    // A fresh run hashes each partition while processing it (see `HashRecorder`); only a
-    // rerun over saved metadata needs the hashes first, to compare.
-    // Reusing another job's checkpoints also needs the hashes first, to compare.
+    // A fresh run hashes each partition while processing it (see `HashRecorder`); a rerun over
+    // saved metadata, or one that may reuse another job's checkpoints, needs them first.
     let hashes =
         if checkpointing && (saved.is_some() || reuse::has_candidates(recipe, paths, &ranges)) {
             hash_partitions(
@@ -505,7 +504,7 @@ async fn plan_job_partitioning(
             ranges.iter().map(|r| (r.len(), String::new())).collect()
         };
     let info = PartitioningInfo::new(index, &ranges, &hashes, job::recipe_hash(recipe)?);
-    let reuse = match saved {
+    let own_match = match saved {
         Some(s) if s.matches(&info) => true,
         Some(_) => {
             tracing::warn!(
@@ -520,7 +519,7 @@ async fn plan_job_partitioning(
         }
         None => false,
     };
-    let (mut starts, quarantined) = if reuse {
+    let (mut starts, quarantined) = if own_match {
         verify_starts(paths, recipe, ranges.len(), mirror)?
     } else {
         (vec![Start::Input; ranges.len()], Vec::new())
@@ -530,7 +529,7 @@ async fn plan_job_partitioning(
         info,
         ranges,
         starts,
-        resuming: reuse,
+        resuming: own_match,
         quarantined,
         reused,
     })
