@@ -365,7 +365,14 @@ pub(crate) fn should_checkpoint(recipe: &Recipe, op: &OpConfig) -> bool {
 #[derive(Debug, Clone)]
 pub(crate) enum Start {
     Input,
-    Checkpoint { op: usize, path: PathBuf },
+    /// After op `op`, from its checkpoint file. With `refilter`, op `op` runs again on it: the
+    /// checkpoint is another job's, written with looser bounds of the same filter, whose stat the
+    /// rows keep (`__dj__stats__`), so only the new bounds are applied.
+    Checkpoint {
+        op: usize,
+        path: PathBuf,
+        refilter: bool,
+    },
 }
 
 /// Job-directory context of a partitioned run.
@@ -424,7 +431,7 @@ async fn partition_source(
     let input = || RowRangeTable::new(index.clone(), vec![range]);
     Ok(match start {
         Start::Input => (input().with_hash_sink(sink), true, 0),
-        Start::Checkpoint { op, path } => {
+        Start::Checkpoint { op, path, refilter } => {
             // The schema the plan has after `op`, to read the checkpoint with.
             let no_checkpoints = |_: &OpConfig| None;
             let ctx = barriers.context(p, &no_checkpoints);
@@ -444,7 +451,8 @@ async fn partition_source(
                 start: 0,
                 end: ckpt.total_rows,
             };
-            (RowRangeTable::new(Arc::new(ckpt), vec![all]), false, op + 1)
+            let first = if *refilter { *op } else { op + 1 };
+            (RowRangeTable::new(Arc::new(ckpt), vec![all]), false, first)
         }
     })
 }

@@ -288,7 +288,7 @@ fn record_start(
         }
     }
     for (p, s) in starts.iter().enumerate() {
-        if let Start::Checkpoint { op, path } = s {
+        if let Start::Checkpoint { op, path, .. } = s {
             let name = &recipe.process[*op].name;
             let mut e = Event::new(
                 EventKind::CheckpointLoad,
@@ -386,6 +386,7 @@ fn apply_reuse(
         starts[r.partition] = Start::Checkpoint {
             op: r.op,
             path: r.path.clone(),
+            refilter: r.refilter,
         };
         reused.push(r);
     }

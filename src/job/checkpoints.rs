@@ -143,7 +143,11 @@ pub(crate) fn find_starts(
                         .iter()
                         .all(|(_, f)| f.is_file())
                 })
-                .map_or(Start::Input, |(op, path)| Start::Checkpoint { op, path })
+                .map_or(Start::Input, |(op, path)| Start::Checkpoint {
+                    op,
+                    path,
+                    refilter: false,
+                })
         })
         .collect())
 }
@@ -206,7 +210,11 @@ pub(crate) fn verify_starts(
                 }
             }
             if usable && check(&path, p, op)? {
-                starts[p] = Start::Checkpoint { op, path };
+                starts[p] = Start::Checkpoint {
+                    op,
+                    path,
+                    refilter: false,
+                };
                 break;
             }
         }

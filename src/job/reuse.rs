@@ -4,6 +4,12 @@
 //! boundaries and content hashes, the same op chain up to the checkpoint ([`op_chain`]: names,
 //! parameters after defaults, model file contents, dj-fusion's op version, text keys and
 //! checkpoint format), and every file verified against its seal. A running job is not a source.
+//!
+//! A filter whose bounds alone changed, and only tightened, need not compute its stat again: the
+//! earlier job's checkpoint after it keeps the stat of every row it kept, which is every row the
+//! tighter bounds can keep, so the partition starts from it and applies only the new bounds.
+//! A filter's bounds are its parameters named `min_*`/`max_*` and the closedness and
+//! `reversed_range` flags; every other parameter is part of its stat.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +30,46 @@ use crate::execute::Start;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct OpChain {
     pub(crate) ops: Vec<String>,
+    /// For each filter: the fingerprint of its stat (the chain before it, its name, its
+    /// parameters but the bounds, its models) and its bounds.
+    #[serde(default)]
+    pub(crate) stats: Vec<Option<FilterStat>>,
+}
+
+/// What a filter's checkpoint keeps: its stat, for the rows within its bounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct FilterStat {
+    pub(crate) fingerprint: String,
+    pub(crate) min: Option<f64>,
+    pub(crate) max: Option<f64>,
+    pub(crate) min_closed: bool,
+    pub(crate) max_closed: bool,
+    pub(crate) reversed: bool,
+}
+
+impl FilterStat {
+    /// Whether every value these bounds keep, `wider` keeps too.
+    fn within(&self, wider: &FilterStat) -> bool {
+        if self.reversed || wider.reversed {
+            return false;
+        }
+        let lower = match (self.min, wider.min) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some(a), Some(b)) => a > b || (a == b && (wider.min_closed || !self.min_closed)),
+        };
+        let upper = match (self.max, wider.max) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some(a), Some(b)) => a < b || (a == b && (wider.max_closed || !self.max_closed)),
+        };
+        lower && upper
+    }
+}
+
+/// Parameters that only bound a filter's stat.
+fn is_bound(param: &str) -> bool {
+    param.starts_with("min_") || param.starts_with("max_") || param == "reversed_range"
 }
 
 impl OpChain {
@@ -56,13 +102,10 @@ pub(crate) fn op_chain(recipe: &Recipe) -> Result<OpChain> {
     prev.update(recipe.text_keys.join("\0").as_bytes());
     let mut model_digests: HashMap<PathBuf, String> = HashMap::new();
     let mut ops = Vec::with_capacity(recipe.process.len());
+    let mut stats = Vec::with_capacity(recipe.process.len());
     let mut last = prev.finalize();
     for op in &recipe.process {
-        let mut h = blake3::Hasher::new();
-        h.update(last.as_bytes());
-        h.update(op.name.as_bytes());
-        h.update(b"\0");
-        h.update(op.params.to_json().to_string().as_bytes());
+        let mut digests = Vec::new();
         for model in &op.models {
             let digest = match model_digests.get(&model.path) {
                 Some(d) => d.clone(),
@@ -82,13 +125,42 @@ pub(crate) fn op_chain(recipe: &Recipe) -> Result<OpChain> {
                     d
                 }
             };
-            h.update(b"\0model\0");
-            h.update(digest.as_bytes());
+            digests.push(digest);
         }
-        last = h.finalize();
+        let fingerprint = |params: &serde_json::Value| {
+            let mut h = blake3::Hasher::new();
+            h.update(last.as_bytes());
+            h.update(op.name.as_bytes());
+            h.update(b"\0");
+            h.update(params.to_string().as_bytes());
+            for d in &digests {
+                h.update(b"\0model\0");
+                h.update(d.as_bytes());
+            }
+            h.finalize()
+        };
+        let params = op.params.to_json();
+        stats.push(match &op.operator {
+            dj_udfs::Operator::Filter(f) => {
+                let mut stat_params = params.clone();
+                if let Some(m) = stat_params.as_object_mut() {
+                    m.retain(|k, _| !is_bound(k));
+                }
+                Some(FilterStat {
+                    fingerprint: fingerprint(&stat_params).to_hex().to_string(),
+                    min: f.range.min,
+                    max: f.range.max,
+                    min_closed: f.range.min_closed,
+                    max_closed: f.range.max_closed,
+                    reversed: f.range.reversed,
+                })
+            }
+            _ => None,
+        });
+        last = fingerprint(&params);
         ops.push(last.to_hex().to_string());
     }
-    Ok(OpChain { ops })
+    Ok(OpChain { ops, stats })
 }
 
 /// A partition's start taken from another job.
@@ -100,6 +172,16 @@ pub(crate) struct Reused {
     pub(crate) op_name: String,
     pub(crate) path: PathBuf,
     pub(crate) source_job: String,
+    /// Op `op` runs again on the checkpoint, applying its tighter bounds to the saved stat.
+    #[serde(default)]
+    pub(crate) refilter: bool,
+}
+
+impl Reused {
+    /// How far it takes the partition: past op `op`, or into it (refilter) past op `op - 1`.
+    fn progress(&self) -> usize {
+        2 * self.op + if self.refilter { 1 } else { 2 }
+    }
 }
 
 /// An earlier job that may lend checkpoints: its directory, saved partitioning and op chain.
@@ -107,6 +189,7 @@ struct Source {
     job_id: String,
     paths: JobPaths,
     info: PartitioningInfo,
+    chain: OpChain,
     shared_ops: usize,
 }
 
@@ -144,6 +227,7 @@ fn sources(paths: &JobPaths, chain: &OpChain, ranges: &[RowRange]) -> Vec<Source
             job_id: entry.file_name().to_string_lossy().into_owned(),
             paths: other,
             info,
+            chain: other_chain,
             shared_ops,
         });
     }
@@ -195,26 +279,41 @@ pub(crate) fn find(
                 continue;
             }
             let to_beat = match (&reused[p], &starts[p]) {
-                (Some(r), _) => Some(r.op),
-                (None, Start::Checkpoint { op, .. }) => Some(*op),
-                (None, Start::Input) => None,
+                (Some(r), _) => r.progress(),
+                (None, Start::Checkpoint { op, refilter, .. }) => {
+                    2 * op + if *refilter { 1 } else { 2 }
+                }
+                (None, Start::Input) => 0,
             };
-            let usable = candidates.into_iter().find(|(op, path)| {
-                *op < source.shared_ops
-                    && to_beat.is_none_or(|t| *op > t)
-                    && global_files(&source.paths, recipe, *op, p)
-                        .iter()
-                        .all(|(_, f)| verify(f))
-                    && verify(path)
-            });
-            if let Some((op, path)) = usable {
-                reused[p] = Some(Reused {
+            // The first op that differs may be a filter with only tighter bounds.
+            let k = source.shared_ops;
+            let refilter_at = match (chain.stats.get(k), source.chain.stats.get(k)) {
+                (Some(Some(mine)), Some(Some(theirs)))
+                    if mine.fingerprint == theirs.fingerprint && mine.within(theirs) =>
+                {
+                    Some(k)
+                }
+                _ => None,
+            };
+            let usable = candidates.into_iter().find_map(|(op, path)| {
+                let r = Reused {
                     partition: p,
                     op,
-                    op_name: recipe.process[op].name.clone(),
+                    op_name: recipe.process.get(op)?.name.clone(),
                     path,
                     source_job: source.job_id.clone(),
-                });
+                    refilter: Some(op) == refilter_at,
+                };
+                (r.progress() > to_beat
+                    && (op < k || r.refilter)
+                    && global_files(&source.paths, recipe, op, p)
+                        .iter()
+                        .all(|(_, f)| verify(f))
+                    && verify(&r.path))
+                .then_some(r)
+            });
+            if let Some(r) = usable {
+                reused[p] = Some(r);
             }
         }
     }
@@ -264,9 +363,9 @@ fn copy_sealed(from: &Path, to: &Path) -> Result<()> {
 
 /// One line per (source job, op) group: "ops 1-6 reused from job X for 8/8 partitions".
 pub(crate) fn summary_lines(recipe: &Recipe, reused: &[Reused], partitions: usize) -> Vec<String> {
-    let mut groups: Vec<((String, usize), usize)> = Vec::new();
+    let mut groups: Vec<((String, usize, bool), usize)> = Vec::new();
     for r in reused {
-        let key = (r.source_job.clone(), r.op);
+        let key = (r.source_job.clone(), r.op, r.refilter);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, n)) => *n += 1,
             None => groups.push((key, 1)),
@@ -274,11 +373,20 @@ pub(crate) fn summary_lines(recipe: &Recipe, reused: &[Reused], partitions: usiz
     }
     groups
         .into_iter()
-        .map(|((job, op), n)| {
-            let ops = if op == 0 {
-                format!("op 1 ({})", recipe.process[0].name)
-            } else {
-                format!("ops 1-{} (through {})", op + 1, recipe.process[op].name)
+        .map(|((job, op, refilter), n)| {
+            let name = &recipe.process[op].name;
+            let before = match op {
+                0 => String::new(),
+                1 => "op 1 and ".to_string(),
+                _ => format!("ops 1-{op} and "),
+            };
+            let ops = match (op, refilter) {
+                (0, false) => format!("op 1 ({name})"),
+                (_, false) => format!("ops 1-{} (through {name})", op + 1),
+                (_, true) => format!(
+                    "{before}op {}'s stat ({name}, only its new bounds applied)",
+                    op + 1
+                ),
             };
             format!("{ops} reused from job {job} for {n}/{partitions} partitions")
         })
@@ -319,5 +427,27 @@ mod tests {
         bytes[last] ^= 1;
         std::fs::write(&arpa, bytes).unwrap();
         assert_eq!(base.common_prefix(&chain(&recipe(10, "parquet"))), 1);
+    }
+
+    /// A filter's stat fingerprint ignores its bounds, not its other parameters; tighter bounds
+    /// are within looser ones, with closedness and `reversed_range` taken into account.
+    #[test]
+    fn filter_stats_ignore_bounds_and_nest() {
+        let recipe = |params: &str| {
+            format!("dataset_path: x.jsonl\nprocess:\n  - character_repetition_filter:\n{params}")
+        };
+        let stat = |params: &str| chain(&recipe(params)).stats[0].clone().unwrap();
+        let loose = stat("      rep_len: 10\n      max_ratio: 0.5\n");
+        let tight = stat("      rep_len: 10\n      max_ratio: 0.4\n      min_ratio: 0.1\n");
+        assert_eq!(loose.fingerprint, tight.fingerprint);
+        assert!(tight.within(&loose) && !loose.within(&tight) && loose.within(&loose));
+        let other = stat("      rep_len: 5\n      max_ratio: 0.4\n");
+        assert_ne!(other.fingerprint, loose.fingerprint);
+        let open =
+            stat("      rep_len: 10\n      max_ratio: 0.5\n      max_closed_interval: false\n");
+        assert!(open.within(&loose) && !loose.within(&open));
+        let reversed =
+            stat("      rep_len: 10\n      max_ratio: 0.4\n      reversed_range: true\n");
+        assert!(!reversed.within(&loose));
     }
 }

@@ -25,8 +25,10 @@ fn reused_lines(out: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Changing the last op's threshold reuses every partition's checkpoint of the op before it, read
-/// in place; the job records where each came from, and exports what a fresh run exports.
+/// Tightening the last filter's threshold reuses every partition's checkpoint after that filter,
+/// read in place, and applies only the new bound to the saved stat; loosening it reuses the
+/// checkpoints of the op before. The job records where each came from, and exports what a fresh
+/// run exports.
 #[test]
 fn a_threshold_change_on_the_last_op_reuses_the_rest() {
     let job = Job::new();
@@ -35,7 +37,9 @@ fn a_threshold_change_on_the_last_op_reuses_the_rest() {
     let out = ok(&job.run(&["--job_id", "second", "--words_num_filter.min_num", "5"]));
     assert_eq!(
         reused_lines(&out),
-        ["ops 1-3 (through document_deduplicator) reused from job first for 4/4 partitions"],
+        [
+            "ops 1-3 and op 4's stat (words_num_filter, only its new bounds applied) reused from job first for 4/4 partitions"
+        ],
         "{out}"
     );
     let loads: Vec<serde_json::Value> = events(&job.job_dir("second"))
@@ -45,7 +49,7 @@ fn a_threshold_change_on_the_last_op_reuses_the_rest() {
     assert_eq!(loads.len(), 4);
     for e in &loads {
         assert_eq!(e["metadata"]["source_job"], "first", "{e}");
-        assert_eq!(e["operation_idx"], 2, "{e}");
+        assert_eq!(e["operation_idx"], 3, "{e}");
         assert!(
             e["checkpoint_path"]
                 .as_str()
@@ -59,7 +63,7 @@ fn a_threshold_change_on_the_last_op_reuses_the_rest() {
     )
     .unwrap();
     assert_eq!(summary["reused_checkpoints"].as_array().unwrap().len(), 4);
-    // Only the changed op ran: its checkpoints are the job's own, with the dedup keys it needed.
+    // Only the changed op's bound ran: its checkpoints are the job's own, with the dedup keys.
     let own: Vec<String> = job
         .checkpoints("second")
         .into_keys()
@@ -75,6 +79,17 @@ fn a_threshold_change_on_the_last_op_reuses_the_rest() {
     assert_eq!(job.checkpoints("first"), first_files);
     let want = fresh_export(RECIPE, None, &["--words_num_filter.min_num", "5"]);
     assert_eq!(job.export(), want);
+    // Looser: the rows the old bound removed are needed, so the stat is computed again.
+    let out = ok(&job.run(&["--job_id", "looser", "--words_num_filter.min_num", "1"]));
+    assert_eq!(
+        reused_lines(&out),
+        ["ops 1-3 (through document_deduplicator) reused from job first for 4/4 partitions"],
+        "{out}"
+    );
+    assert_eq!(
+        job.export(),
+        fresh_export(RECIPE, None, &["--words_num_filter.min_num", "1"])
+    );
     // `dj-plan explain` shows the reuse before a run.
     let explain = Command::new(env!("CARGO_BIN_EXE_dj-plan"))
         .args(["explain", &job.recipe(), "--words_num_filter.min_num", "6"])
@@ -84,7 +99,7 @@ fn a_threshold_change_on_the_last_op_reuses_the_rest() {
     let text = ok(&explain);
     assert!(
         text.contains(
-            "reuse (checkpoints of earlier jobs, verified):\n  ops 1-3 (through document_deduplicator) reused from job first for 4/4 partitions\n"
+            "reuse (checkpoints of earlier jobs, verified):\n  ops 1-3 and op 4's stat (words_num_filter, only its new bounds applied) reused from job first for 4/4 partitions\n"
         ),
         "{text}"
     );
@@ -114,10 +129,32 @@ fn mismatches_prevent_reuse() {
     // An earlier op's parameter: only the ops before it.
     let job = Job::new();
     ok(&job.run(&["--job_id", "first"]));
-    let out = ok(&job.run(&["--job_id", "param", "--text_length_filter.min_len", "30"]));
+    let out = ok(&job.run(&[
+        "--job_id",
+        "param",
+        "--document_deduplicator.lowercase",
+        "false",
+    ]));
     assert_eq!(
         reused_lines(&out),
-        ["op 1 (whitespace_normalization_mapper) reused from job first for 4/4 partitions"],
+        ["ops 1-2 (through text_length_filter) reused from job first for 4/4 partitions"],
+        "{out}"
+    );
+    assert_eq!(
+        job.export(),
+        fresh_export(
+            RECIPE,
+            None,
+            &["--document_deduplicator.lowercase", "false"]
+        )
+    );
+    // A tighter bound of an earlier filter: its saved stat, then the ops after it.
+    let out = ok(&job.run(&["--job_id", "tighter", "--text_length_filter.min_len", "30"]));
+    assert_eq!(
+        reused_lines(&out),
+        [
+            "op 1 and op 2's stat (text_length_filter, only its new bounds applied) reused from job first for 4/4 partitions"
+        ],
         "{out}"
     );
     assert_eq!(
