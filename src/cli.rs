@@ -11,17 +11,7 @@ use dj_plans::recipe::Engine;
 use crate::flags::{AnalyzeFlags, Format, PlanCommand, PlanFlags, RunFlags, split_overrides};
 
 fn init_tracing() {
-    quiet_on_closed_pipe();
     crate::logging::init();
-}
-
-/// A reader that stops early (`dj-plan explain R.yaml | head`) ends the process as it ends `cat`,
-/// instead of a panic in the next print: Rust ignores SIGPIPE by default.
-pub(crate) fn quiet_on_closed_pipe() {
-    // SAFETY: restoring a signal's default disposition at start-up, before any thread exists.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

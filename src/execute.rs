@@ -949,9 +949,18 @@ async fn report_remote_partition(
 ) -> Result<()> {
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
     let counters = &plan.compiled.counters;
-    for (operator, metrics) in crate::cluster::executed_operators(scheduler, &plan.physical).await?
-    {
-        counters.record_executed(&operator, &metrics);
+    // The figures are the report's, not the data's: a scheduler that cannot give them (a
+    // restart, a job already evicted) leaves them at 0 rather than failing the partition.
+    match crate::cluster::executed_operators(scheduler, &plan.physical).await {
+        Ok(operators) => {
+            for (operator, metrics) in operators {
+                counters.record_executed(&operator, &metrics);
+            }
+        }
+        Err(e) => tracing::warn!(
+            "partition {}: per-op figures unavailable from the scheduler: {e:#}",
+            plan.partition
+        ),
     }
     let Some(listener) = listener else {
         return Ok(());

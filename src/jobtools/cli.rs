@@ -76,7 +76,6 @@ fn print_json<T: Serialize>(v: &T, pretty: bool) -> Result<()> {
 
 /// `dj-job`.
 pub fn job_main() -> ExitCode {
-    crate::cli::quiet_on_closed_pipe();
     let flags = JobFlags::parse();
     match job_cmd(&flags) {
         Ok(true) => ExitCode::SUCCESS,

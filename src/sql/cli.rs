@@ -35,7 +35,6 @@ pub(super) struct SqlFlags {
 
 /// `dj-sql`.
 pub fn sql_main() -> ExitCode {
-    crate::cli::quiet_on_closed_pipe();
     let flags = SqlFlags::parse();
     match sql_cmd(&flags) {
         Ok(true) => ExitCode::SUCCESS,

@@ -44,6 +44,11 @@ struct Cluster {
     dir: tempfile::TempDir,
 }
 
+/// A process's stderr, kept in the cluster's directory and shown if the test fails.
+fn log_file(dir: &tempfile::TempDir, name: &str) -> std::fs::File {
+    std::fs::File::create(dir.path().join(name)).unwrap()
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -77,7 +82,7 @@ impl Cluster {
         let mut scheduler_process = Command::new(env!("CARGO_BIN_EXE_dj-cluster"))
             .args(["scheduler", "--bind", &scheduler, "--executor-timeout", "4"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log_file(&dir, "scheduler.log"))
             .spawn()
             .unwrap();
         wait_listening(port, &mut scheduler_process, "scheduler");
@@ -100,7 +105,7 @@ impl Cluster {
                 .arg("--work-dir")
                 .arg(&work)
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
+                .stderr(log_file(&cluster.dir, &format!("executor-{i}.log")))
                 .spawn()
                 .unwrap();
             wait_listening(flight, &mut child, "executor");
@@ -135,6 +140,21 @@ impl Drop for Cluster {
         {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        if std::thread::panicking() {
+            // The processes' logs go with the failure.
+            for e in std::fs::read_dir(self.dir.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".log") {
+                    let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+                    let tail = &text[text.len().saturating_sub(4000)..];
+                    eprintln!("--- {name} (last 4000 bytes) ---\n{tail}");
+                }
+            }
         }
     }
 }
@@ -250,10 +270,9 @@ fn checkpoint_count(job_dir: &Path) -> usize {
 fn wait_for_checkpoints(job_dir: &Path, n: usize, child: &mut Child) {
     let deadline = Instant::now() + Duration::from_secs(120);
     while checkpoint_count(job_dir) < n {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before {n} checkpoints existed"
-        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before {n} checkpoints existed");
+        }
         assert!(
             Instant::now() < deadline,
             "timed out waiting for {n} checkpoints"
