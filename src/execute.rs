@@ -7,8 +7,6 @@
 //! `executor_type: ray_partitioned` adds the job directory, the event log, checkpoints and resume
 //! on top ([`crate::partitioned`], [`crate::job`]); [`crate::run`] dispatches.
 
-use dj_plans::nodes::auto::AutoCheckpoints;
-use dj_plans::nodes::checkpoint::AutoSink;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,7 +18,8 @@ use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
-use dj_plans::nodes::checkpoint::checkpoint_file_name;
+use dj_plans::nodes::auto::AutoCheckpoints;
+use dj_plans::nodes::checkpoint::{AutoSink, checkpoint_file_name};
 use dj_plans::nodes::offline::credit_global_nodes;
 use dj_plans::nodes::{
     CheckpointListener, CheckpointNode, CheckpointTarget, Concurrency, SavedCheckpoint,

@@ -141,16 +141,18 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         recipe.file
     );
     let index = Arc::new(build_index(recipe).await?);
+    // Once per job: it reads every model file.
+    let chain = reuse::op_chain(recipe)?;
     let parts = if start.strict {
-        match resume_partitioning(recipe, paths, job_id, &index, mirror).await? {
+        match resume_partitioning(recipe, &chain, paths, job_id, &index, mirror).await? {
             Resolution::Run(parts) => *parts,
             Resolution::Completed(done) => return Ok(*done),
         }
     } else {
-        plan_job_partitioning(recipe, opts, paths, job_id, &index, mirror).await?
+        plan_job_partitioning(recipe, &chain, opts, paths, job_id, &index, mirror).await?
     };
     let events = Arc::new(EventLog::create(&paths.root, job_id, opts.event_delay)?);
-    record_start(recipe, opts, &start, &events, &parts)?;
+    record_start(recipe, &chain, opts, &start, &events, &parts)?;
     write_mapping(paths, recipe, &index, &parts.ranges, "processing")?;
     let started_at = chrono::Utc::now();
 
@@ -249,6 +251,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
 /// `job_start` events.
 fn record_start(
     recipe: &Recipe,
+    chain: &reuse::OpChain,
     opts: &RunOptions,
     start: &JobStart,
     events: &EventLog,
@@ -264,10 +267,7 @@ fn record_start(
             &paths.partitioning_info(),
             &serde_json::to_value(&parts.info)?,
         )?;
-        job::write_json(
-            &reuse::OpChain::path(paths),
-            &serde_json::to_value(reuse::op_chain(recipe)?)?,
-        )?;
+        job::write_json(&reuse::OpChain::path(paths), &serde_json::to_value(chain)?)?;
         job::write_json(
             &paths.root.join("dag_execution_plan.json"),
             &job::dag_plan(recipe, ranges.len()),
@@ -357,18 +357,24 @@ pub(crate) async fn planned_reuse(
         return Ok(Vec::new());
     }
     let paths = JobPaths::new(job::job_dir(recipe, "new-job")?);
-    if !reuse::has_candidates(recipe, &paths, ranges) {
+    let chain = reuse::op_chain(recipe)?;
+    if !reuse::has_candidates(recipe, &chain, &paths, ranges) {
         return Ok(Vec::new());
     }
     let session = dj_plans::planner::session(1);
     let limit = concurrency_limit(recipe, ranges.len());
     let hashes = hash_partitions(index, ranges, session.task_ctx(), limit).await?;
     let info = PartitioningInfo::new(index, ranges, &hashes, job::recipe_hash(recipe)?);
-    let reused: Vec<Reused> =
-        reuse::find(recipe, &paths, &info, &vec![Start::Input; ranges.len()])?
-            .into_iter()
-            .flatten()
-            .collect();
+    let reused: Vec<Reused> = reuse::find(
+        recipe,
+        &chain,
+        &paths,
+        &info,
+        &vec![Start::Input; ranges.len()],
+    )?
+    .into_iter()
+    .flatten()
+    .collect();
     Ok(reuse::summary_lines(recipe, &reused, ranges.len()))
 }
 
@@ -376,11 +382,12 @@ pub(crate) async fn planned_reuse(
 /// checkpoints (see [`reuse::find`]).
 fn apply_reuse(
     recipe: &Recipe,
+    chain: &reuse::OpChain,
     paths: &JobPaths,
     info: &PartitioningInfo,
     starts: &mut [Start],
 ) -> Result<Vec<Reused>> {
-    let found = reuse::find(recipe, paths, info, starts)?;
+    let found = reuse::find(recipe, chain, paths, info, starts)?;
     let mut reused = Vec::new();
     for r in found.into_iter().flatten() {
         starts[r.partition] = Start::Checkpoint {
@@ -404,6 +411,7 @@ enum Resolution {
 /// content hash validated, the checkpoints verified; or the report of a job that had completed.
 async fn resume_partitioning(
     recipe: &Recipe,
+    chain: &reuse::OpChain,
     paths: &JobPaths,
     job_id: &str,
     index: &Arc<InputIndex>,
@@ -456,7 +464,7 @@ async fn resume_partitioning(
         return Ok(Resolution::Completed(Box::new(done)));
     }
     let (mut starts, quarantined) = verify_starts(paths, recipe, ranges.len(), mirror)?;
-    let reused = apply_reuse(recipe, paths, &info, &mut starts)?;
+    let reused = apply_reuse(recipe, chain, paths, &info, &mut starts)?;
     Ok(Resolution::Run(Box::new(Partitions {
         info,
         ranges,
@@ -471,6 +479,7 @@ async fn resume_partitioning(
 /// reuses the checkpoints when its partitions and recipe match the saved ones, else clears them.
 async fn plan_job_partitioning(
     recipe: &Recipe,
+    chain: &reuse::OpChain,
     opts: &RunOptions,
     paths: &JobPaths,
     job_id: &str,
@@ -492,18 +501,19 @@ async fn plan_job_partitioning(
         .and_then(|t| serde_json::from_str(&t).ok());
     // A fresh run hashes each partition while processing it (see `HashRecorder`); a rerun over
     // saved metadata, or one that may reuse another job's checkpoints, needs them first.
-    let hashes =
-        if checkpointing && (saved.is_some() || reuse::has_candidates(recipe, paths, &ranges)) {
-            hash_partitions(
-                index,
-                &ranges,
-                session.task_ctx(),
-                concurrency_limit(recipe, ranges.len()),
-            )
-            .await?
-        } else {
-            ranges.iter().map(|r| (r.len(), String::new())).collect()
-        };
+    let hashes = if checkpointing
+        && (saved.is_some() || reuse::has_candidates(recipe, chain, paths, &ranges))
+    {
+        hash_partitions(
+            index,
+            &ranges,
+            session.task_ctx(),
+            concurrency_limit(recipe, ranges.len()),
+        )
+        .await?
+    } else {
+        ranges.iter().map(|r| (r.len(), String::new())).collect()
+    };
     let info = PartitioningInfo::new(index, &ranges, &hashes, job::recipe_hash(recipe)?);
     let own_match = match saved {
         Some(s) if s.matches(&info) => true,
@@ -525,7 +535,7 @@ async fn plan_job_partitioning(
     } else {
         (vec![Start::Input; ranges.len()], Vec::new())
     };
-    let reused = apply_reuse(recipe, paths, &info, &mut starts)?;
+    let reused = apply_reuse(recipe, chain, paths, &info, &mut starts)?;
     Ok(Partitions {
         info,
         ranges,

@@ -50,7 +50,7 @@ pub enum IntegrityError {
 }
 
 /// The checksum record of `file`: `<file>.blake3`.
-pub(crate) fn seal_path(file: &Path) -> PathBuf {
+pub fn seal_path(file: &Path) -> PathBuf {
     let mut name = file.as_os_str().to_os_string();
     name.push(SEAL_SUFFIX);
     PathBuf::from(name)

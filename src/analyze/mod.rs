@@ -130,15 +130,17 @@ pub(crate) async fn analyze(recipe: &Recipe) -> Result<Analysis> {
         .zip(values)
         .map(|((op, _, key, range), values)| {
             let kept_by_bounds = values.iter().filter(|v| range.keeps(**v)).count() as u64;
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
             StatAnalysis {
                 stat: key.to_string(),
                 op: op.name.clone(),
                 op_index: op.index,
                 min: range.min,
                 max: range.max,
-                describe: Describe::of(&values),
+                describe: Describe::of(&values, &sorted),
                 kept_by_bounds,
-                thresholds: stats::thresholds(&values),
+                thresholds: stats::thresholds(&sorted),
                 values,
             }
         })

@@ -19,7 +19,8 @@ pub(crate) struct Describe {
 }
 
 impl Describe {
-    pub(crate) fn of(values: &[f64]) -> Describe {
+    /// `values` in row order (pandas sums in it) and the same values `sorted` (for quantiles).
+    pub(crate) fn of(values: &[f64], sorted: &[f64]) -> Describe {
         // pandas sums in row order with numpy's pairwise summation: the same bits need both.
         let n = values.len();
         let mean = if n == 0 {
@@ -33,16 +34,14 @@ impl Describe {
             let squares: Vec<f64> = values.iter().map(|v| (mean - v) * (mean - v)).collect();
             (pairwise_sum(&squares) / (n - 1) as f64).sqrt()
         };
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
         Describe {
             count: n as u64,
             mean,
             std,
             min: sorted.first().copied().unwrap_or(f64::NAN),
-            p25: quantile(&sorted, 0.25),
-            p50: quantile(&sorted, 0.5),
-            p75: quantile(&sorted, 0.75),
+            p25: quantile(sorted, 0.25),
+            p50: quantile(sorted, 0.5),
+            p75: quantile(sorted, 0.75),
             max: sorted.last().copied().unwrap_or(f64::NAN),
         }
     }
@@ -120,17 +119,15 @@ pub(crate) struct Threshold {
     pub(crate) kept_as_max: u64,
 }
 
-/// Candidate thresholds at the 5, 10, 25, 50, 75, 90 and 95% quantiles of `values`.
-pub(crate) fn thresholds(values: &[f64]) -> Vec<Threshold> {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+/// Candidate thresholds at the 5, 10, 25, 50, 75, 90 and 95% quantiles of `sorted`.
+pub(crate) fn thresholds(sorted: &[f64]) -> Vec<Threshold> {
     if sorted.is_empty() {
         return Vec::new();
     }
     [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95]
         .into_iter()
         .map(|q| {
-            let value = quantile(&sorted, q);
+            let value = quantile(sorted, q);
             let below = sorted.partition_point(|v| *v < value) as u64;
             let at_most = sorted.partition_point(|v| *v <= value) as u64;
             Threshold {
@@ -151,7 +148,7 @@ mod tests {
     /// 3.5355339059327378, min 1, 25% 2, 50% 3, 75% 4, max 10; and quantiles between values.
     #[test]
     fn describe_matches_pandas() {
-        let d = Describe::of(&[4.0, 1.0, 10.0, 3.0, 2.0]);
+        let d = Describe::of(&[4.0, 1.0, 10.0, 3.0, 2.0], &[1.0, 2.0, 3.0, 4.0, 10.0]);
         assert_eq!(
             (d.count, d.mean, d.min, d.p25, d.p50, d.p75, d.max),
             (5, 4.0, 1.0, 2.0, 3.0, 4.0, 10.0)
@@ -159,7 +156,7 @@ mod tests {
         assert!((d.std - 3.5355339059327378).abs() < 1e-15, "{}", d.std);
         // np.quantile([1, 2, 3, 4], 0.25) = 1.75.
         assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.25), 1.75);
-        assert!(Describe::of(&[7.0]).std.is_nan());
+        assert!(Describe::of(&[7.0], &[7.0]).std.is_nan());
     }
 
     #[test]

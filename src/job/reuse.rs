@@ -237,10 +237,15 @@ fn sources(paths: &JobPaths, chain: &OpChain, ranges: &[RowRange]) -> Vec<Source
 
 /// Whether a reuse search is worth hashing the input for: some other job in `work_dir` shares
 /// leading ops and the partition layout.
-pub(crate) fn has_candidates(recipe: &Recipe, paths: &JobPaths, ranges: &[RowRange]) -> bool {
+pub(crate) fn has_candidates(
+    recipe: &Recipe,
+    chain: &OpChain,
+    paths: &JobPaths,
+    ranges: &[RowRange],
+) -> bool {
     recipe.checkpoint.enabled
         && recipe.checkpoint.reuse
-        && op_chain(recipe).is_ok_and(|chain| !sources(paths, &chain, ranges).is_empty())
+        && !sources(paths, chain, ranges).is_empty()
 }
 
 /// For each partition, the newest checkpoint another job saved that this job may start from
@@ -249,6 +254,7 @@ pub(crate) fn has_candidates(recipe: &Recipe, paths: &JobPaths, ranges: &[RowRan
 /// nothing).
 pub(crate) fn find(
     recipe: &Recipe,
+    chain: &OpChain,
     paths: &JobPaths,
     info: &PartitioningInfo,
     starts: &[Start],
@@ -258,14 +264,13 @@ pub(crate) fn find(
     if !recipe.checkpoint.enabled || !recipe.checkpoint.reuse {
         return Ok(reused);
     }
-    let chain = op_chain(recipe)?;
     let mut verified: HashMap<PathBuf, bool> = HashMap::new();
     let mut verify = |path: &Path| -> bool {
         *verified
             .entry(path.to_path_buf())
             .or_insert_with(|| path.is_file() && seal::verify(path).is_ok())
     };
-    for source in sources(paths, &chain, &ranges) {
+    for source in sources(paths, chain, &ranges) {
         let Ok(found) = checkpoints_by_partition(&source.paths, recipe, ranges.len()) else {
             continue;
         };
@@ -346,13 +351,8 @@ pub(crate) fn adopt_global_files(
 
 /// Copies a sealed file and its seal (the seal first, as saves write them), each atomically.
 fn copy_sealed(from: &Path, to: &Path) -> Result<()> {
-    let seal_of = |p: &Path| {
-        let mut s = p.as_os_str().to_owned();
-        s.push(seal::SEAL_SUFFIX);
-        PathBuf::from(s)
-    };
     for (a, b) in [
-        (seal_of(from), seal_of(to)),
+        (seal::seal_path(from), seal::seal_path(to)),
         (from.to_path_buf(), to.to_path_buf()),
     ] {
         let bytes = std::fs::read(&a).with_context(|| format!("cannot read {}", a.display()))?;
