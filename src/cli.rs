@@ -196,7 +196,8 @@ pub fn cluster_main() -> ExitCode {
 pub fn analyze_main() -> ExitCode {
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (kept, overrides) = split_overrides(&args, &["config", "output"], &["help", "version"]);
+    let (kept, overrides) =
+        split_overrides(&args, &["config", "output", "job"], &["help", "version"]);
     let mut flags = AnalyzeFlags::parse_from(std::iter::once("dj-analyze".to_string()).chain(kept));
     flags.overrides = overrides;
     finish(analyze_cmd(&flags))
@@ -205,24 +206,37 @@ pub fn analyze_main() -> ExitCode {
 fn analyze_cmd(flags: &AnalyzeFlags) -> Result<()> {
     let recipe = load_recipe(&flags.config, &flags.overrides)?;
     let analysis = runtime()?
-        .block_on(crate::analyze::analyze(&recipe))
+        .block_on(crate::analyze::analyze(&recipe, flags.job.as_deref()))
         .with_context(|| format!("cannot analyze recipe {}", recipe.file))?;
     let dir = flags
         .output
         .clone()
         .unwrap_or_else(|| crate::analyze::default_output(&recipe));
     let files = crate::analyze::write_report(&analysis, &dir)?;
+    println!("{}: {} rows", analysis.dataset_path, analysis.rows);
     for s in &analysis.stats {
-        println!(
-            "{:<28} #{:<3} {:<28} kept {}/{} (mean {:.4}, median {:.4})",
-            s.stat,
-            s.op_index,
-            s.op,
-            s.kept_by_bounds,
-            s.describe.count,
-            s.describe.mean,
-            s.describe.p50
-        );
+        let summary = match &s.summary {
+            crate::analyze::Summary::Numeric { describe, .. } => format!(
+                "{} values, mean {:.4}, median {:.4}",
+                describe.count, describe.mean, describe.p50
+            ),
+            crate::analyze::Summary::Text(t) => format!(
+                "{} values, {} distinct, most often {:?} ({})",
+                t.count, t.unique, t.top, t.freq
+            ),
+        };
+        let source = if s.from_input {
+            " (read from the input)"
+        } else {
+            ""
+        };
+        println!("{:<28} {summary}{source}", s.stat);
+        for f in &s.filters {
+            println!(
+                "{:<28}   #{} {} keeps {}/{}",
+                "", f.op_index, f.op, f.kept, analysis.rows
+            );
+        }
     }
     for line in &analysis.skipped {
         println!("not analyzed: {line}");

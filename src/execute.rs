@@ -423,37 +423,50 @@ async fn partition_source(
     index: &Arc<InputIndex>,
     range: RowRange,
     start: &Start,
-    barriers: &Barriers,
-    p: usize,
     sink: Option<Arc<dyn RangeHashSink>>,
 ) -> Result<(RowRangeTable, bool, usize)> {
     let input = || RowRangeTable::new(index.clone(), vec![range]);
     Ok(match start {
         Start::Input => (input().with_hash_sink(sink), true, 0),
         Start::Checkpoint { op, path, refilter } => {
-            // The schema the plan has after `op`, to read the checkpoint with.
-            let no_checkpoints = |_: &OpConfig| None;
-            let ctx = barriers.context(p, &no_checkpoints);
-            let upto = compile_partition(
-                recipe,
-                Arc::new(input()),
-                true,
-                &recipe.process[..=*op],
-                &ctx,
-            )?;
-            let schema = Arc::new(upto.plan.schema().as_arrow().clone());
-            let path_s = path.display().to_string();
-            let ckpt =
-                tokio::task::spawn_blocking(move || InputIndex::build_with_schema(&path_s, schema))
-                    .await??;
-            let all = RowRange {
-                start: 0,
-                end: ckpt.total_rows,
-            };
+            let table = checkpoint_table(recipe, index, *op, path).await?;
             let first = if *refilter { *op } else { op + 1 };
-            (RowRangeTable::new(Arc::new(ckpt), vec![all]), false, first)
+            (table, false, first)
         }
     })
+}
+
+/// All rows of the checkpoint at `path`, saved after op `op`, read with the schema the plan has
+/// after that op.
+pub(crate) async fn checkpoint_table(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    op: usize,
+    path: &Path,
+) -> Result<RowRangeTable> {
+    let all_input = RowRange {
+        start: 0,
+        end: index.total_rows,
+    };
+    let input = RowRangeTable::new(index.clone(), vec![all_input]);
+    let barriers = Barriers::new(&recipe.process, 1, None, None);
+    let no_checkpoints = |_: &OpConfig| None;
+    let upto = compile_partition(
+        recipe,
+        Arc::new(input),
+        true,
+        &recipe.process[..=op],
+        &barriers.context(0, &no_checkpoints),
+    )?;
+    let schema = Arc::new(upto.plan.schema().as_arrow().clone());
+    let path_s = path.display().to_string();
+    let ckpt = tokio::task::spawn_blocking(move || InputIndex::build_with_schema(&path_s, schema))
+        .await??;
+    let all = RowRange {
+        start: 0,
+        end: ckpt.total_rows,
+    };
+    Ok(RowRangeTable::new(Arc::new(ckpt), vec![all]))
 }
 
 /// On a cluster, decides every deduplicator before the partitions' plans are sent: for each
@@ -481,7 +494,7 @@ async fn decide_dedups_on_cluster(
         futures::stream::iter(todo)
             .map(|(p, start)| async move {
                 let (table, from_input, first) =
-                    partition_source(recipe, index, ranges[p], start, barriers, p, None).await?;
+                    partition_source(recipe, index, ranges[p], start, None).await?;
                 let no_checkpoints = |_: &OpConfig| None;
                 let ctx = barriers.context(p, &no_checkpoints);
                 let compiled = compile_partition(
@@ -542,7 +555,7 @@ async fn plan_partitions(
             .filter(|_| !remote)
             .and_then(|j| j.hash_sinks.get(p).cloned().flatten());
         let (table, from_input, first) =
-            partition_source(recipe, index, *range, start, barriers, p, sink).await?;
+            partition_source(recipe, index, *range, start, sink).await?;
         let ops = &recipe.process[first.min(recipe.process.len())..];
         let checkpoint = |op: &OpConfig| -> Option<CheckpointTarget> {
             let job = job?;

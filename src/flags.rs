@@ -73,6 +73,11 @@ pub(crate) struct AnalyzeFlags {
     /// Where to write the analysis (default: `analysis/` next to the recipe's export).
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// Analyze the rows job ID of the recipe's `work_dir` saved in its checkpoints (after the
+    /// latest op every partition checkpointed that the recipe shares with it) instead of the
+    /// input: their stats are read, and only later filters' stats are computed.
+    #[arg(long, value_name = "ID")]
+    pub job: Option<String>,
     #[arg(skip)]
     pub overrides: Vec<(String, String)>,
 }

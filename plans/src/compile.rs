@@ -337,6 +337,69 @@ fn range_predicate(stat: Expr, integer_stat: bool, r: &StatRange) -> Option<Expr
     })
 }
 
+/// A filter's stats added to `__dj__stats__` (only those the rows do not already carry, as
+/// Data-Juicer skips a stat that is there), without filtering, and the predicate of the rows the
+/// filter keeps (`None`: unbounded, it keeps every row). The compiler filters on it; `dj-analyze`
+/// counts it. With `counters`, the computation is labelled as the op's stats in the plan.
+pub fn filter_stats(
+    plan: LogicalPlan,
+    op: &OpConfig,
+    counters: Option<&Arc<OpCounters>>,
+) -> Result<(LogicalPlan, Option<Expr>), CompileError> {
+    let f = match &op.operator {
+        Operator::Filter(f) => f,
+        Operator::FieldFilter(f) => {
+            return field_filter_stats(plan, op, f, counters).map(|(p, keep)| (p, Some(keep)));
+        }
+        _ => panic!("filter_stats of {}, which is not a filter", op.name),
+    };
+    let schema = plan.schema().clone();
+    check_text_column(&schema, op)?;
+    let existing = stats_fields(&schema)?;
+    let has_stat = existing
+        .as_ref()
+        .is_some_and(|fs| fs.iter().any(|x| x.name() == f.stat_key));
+    let plan = if has_stat {
+        plan
+    } else {
+        let mut args = Vec::new();
+        for field in existing.iter().flatten() {
+            args.push(lit(field.name().as_str()));
+            args.push(get_field(column(STATS_COLUMN), field.name().as_str()));
+        }
+        args.push(lit(f.stat_key));
+        args.push(f.stat_udf.call(vec![column(op.text_key())]));
+        let computed = LogicalPlanBuilder::from(plan)
+            .project(with_column(&schema, STATS_COLUMN, named_struct(args)))?
+            .build()?;
+        stats_boundary(computed, op, counters)
+    };
+    let integer_stat = f.stat_udf.return_type(&[DataType::Utf8])?.is_integer();
+    let keep = range_predicate(
+        get_field(column(STATS_COLUMN), f.stat_key),
+        integer_stat,
+        &f.range,
+    );
+    Ok((plan, keep))
+}
+
+fn stats_boundary(
+    plan: LogicalPlan,
+    op: &OpConfig,
+    counters: Option<&Arc<OpCounters>>,
+) -> LogicalPlan {
+    match counters {
+        Some(counters) => boundary(
+            plan,
+            Boundary::Stats(op.index),
+            op.name.clone(),
+            "filter",
+            counters,
+        ),
+        None => plan,
+    }
+}
+
 fn compile_op(
     plan: LogicalPlan,
     op: &OpConfig,
@@ -344,8 +407,10 @@ fn compile_op(
     ctx: &PartitionContext<'_>,
 ) -> Result<LogicalPlan, CompileError> {
     let schema = plan.schema().clone();
-    if let Operator::FieldFilter(f) = &op.operator {
-        return compile_field_filter(plan, op, f, counters);
+    if let Operator::FieldFilter(_) = &op.operator {
+        let (plan, keep) = filter_stats(plan, op, Some(counters))?;
+        let keep = keep.expect("a field filter always has a keep predicate");
+        return Ok(LogicalPlanBuilder::from(plan).filter(keep)?.build()?);
     }
     if let Operator::Selector(s) = &op.operator {
         return compile_selector(plan, op, s, ctx);
@@ -365,38 +430,9 @@ fn compile_op(
         Operator::Mapper { udf } => builder
             .project(with_column(&schema, op.text_key(), udf.call(vec![text])))?
             .build()?,
-        Operator::Filter(f) => {
-            let existing = stats_fields(&schema)?;
-            let has_stat = existing
-                .as_ref()
-                .is_some_and(|fs| fs.iter().any(|x| x.name() == f.stat_key));
-            let plan = if has_stat {
-                builder.build()?
-            } else {
-                let mut args = Vec::new();
-                for field in existing.iter().flatten() {
-                    args.push(lit(field.name().as_str()));
-                    args.push(get_field(column(STATS_COLUMN), field.name().as_str()));
-                }
-                args.push(lit(f.stat_key));
-                args.push(f.stat_udf.call(vec![text]));
-                let computed = builder
-                    .project(with_column(&schema, STATS_COLUMN, named_struct(args)))?
-                    .build()?;
-                boundary(
-                    computed,
-                    Boundary::Stats(op.index),
-                    op.name.clone(),
-                    "filter",
-                    counters,
-                )
-            };
-            let integer_stat = f.stat_udf.return_type(&[DataType::Utf8])?.is_integer();
-            match range_predicate(
-                get_field(column(STATS_COLUMN), f.stat_key),
-                integer_stat,
-                &f.range,
-            ) {
+        Operator::Filter(_) => {
+            let (plan, keep) = filter_stats(builder.build()?, op, Some(counters))?;
+            match keep {
                 Some(pred) => LogicalPlanBuilder::from(plan).filter(pred)?.build()?,
                 None => plan,
             }
@@ -460,13 +496,13 @@ fn field_expr(schema: &DFSchema, path: &str) -> Result<Expr, (String, String)> {
 }
 
 /// A filter over a non-text field: its stats into `__dj__stats__` (those not already there),
-/// then the rows its keep UDF accepts.
-fn compile_field_filter(
+/// and the predicate of the rows its keep UDF accepts.
+fn field_filter_stats(
     plan: LogicalPlan,
     op: &OpConfig,
     f: &dj_udfs::FieldFilterOp,
-    counters: &Arc<OpCounters>,
-) -> Result<LogicalPlan, CompileError> {
+    counters: Option<&Arc<OpCounters>>,
+) -> Result<(LogicalPlan, Expr), CompileError> {
     let schema = plan.schema().clone();
     let input = match field_expr(&schema, &f.field) {
         Ok(e) => e,
@@ -522,13 +558,7 @@ fn compile_field_filter(
         }
         let columns = with_column(&schema, STATS_COLUMN, named_struct(args));
         let computed = LogicalPlanBuilder::from(plan).project(columns)?.build()?;
-        boundary(
-            computed,
-            Boundary::Stats(op.index),
-            op.name.clone(),
-            "filter",
-            counters,
-        )
+        stats_boundary(computed, op, counters)
     };
     // A filter without stats (suffix_filter) tests the field itself.
     let stat_values = if f.stats.is_empty() {
@@ -539,9 +569,7 @@ fn compile_field_filter(
             .map(|s| get_field(column(STATS_COLUMN), s.key.as_str()))
             .collect()
     };
-    Ok(LogicalPlanBuilder::from(plan)
-        .filter(f.keep.call(stat_values))?
-        .build()?)
+    Ok((plan, f.keep.call(stat_values)))
 }
 
 /// The directory Data-Juicer's loader joins relative media paths to: the dataset path made

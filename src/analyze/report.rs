@@ -12,7 +12,7 @@ use base64::Engine as _;
 use image::ImageEncoder as _;
 use plotters::prelude::*;
 
-use super::{Analysis, StatAnalysis};
+use super::{Analysis, Describe, StatAnalysis, Summary, TextDescribe};
 use crate::job::write_atomic;
 
 /// The font the histograms are labelled with (DejaVu Sans, shipped in `assets/`).
@@ -33,10 +33,10 @@ pub(crate) fn write_report(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBu
     )?;
     written.push(json);
     let mut images = Vec::new();
-    for (stat, name) in analysis.stats.iter().zip(column_names(analysis)) {
-        let png = dir.join(format!("{name}-hist.png"));
-        let bytes = histogram_png(stat, &name)
-            .with_context(|| format!("cannot draw the histogram of {name}"))?;
+    for stat in &analysis.stats {
+        let png = dir.join(format!("{}-hist.png", stat.stat));
+        let bytes = stat_png(stat)
+            .with_context(|| format!("cannot draw the histogram of {}", stat.stat))?;
         write_atomic(&png, &bytes)?;
         written.push(png);
         images.push(bytes);
@@ -47,39 +47,78 @@ pub(crate) fn write_report(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBu
     Ok(written)
 }
 
-/// Column names: the stat keys, with the op index added where two filters share a key.
-fn column_names(analysis: &Analysis) -> Vec<String> {
-    analysis
-        .stats
-        .iter()
-        .map(|s| {
-            let shared = analysis.stats.iter().filter(|o| o.stat == s.stat).count() > 1;
-            if shared {
-                format!("{}_op{}", s.stat, s.op_index)
-            } else {
-                s.stat.clone()
-            }
-        })
-        .collect()
+/// pandas' `to_csv` quoting (`QUOTE_MINIMAL`): a field with a comma, quote or line break is
+/// quoted, quotes doubled.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
-/// pandas' `describe().to_csv()`: one column per stat, one row per summary, floats as Python
-/// prints them, NaN as an empty field.
+/// One column of `overall.csv`: (row label, cell). pandas' transposed frame holds every number as
+/// a float when any column is numeric; with only string columns the counts stay integers.
+fn summary_cells(summary: &Summary, counts_as_ints: bool) -> Vec<(&'static str, String)> {
+    let float = |v: f64| {
+        if v.is_nan() {
+            String::new()
+        } else {
+            dj_udfs::py::pyfloat::repr(v)
+        }
+    };
+    let count = |n: u64| {
+        if counts_as_ints {
+            n.to_string()
+        } else {
+            float(n as f64)
+        }
+    };
+    match summary {
+        Summary::Numeric { describe, .. } => describe
+            .rows()
+            .into_iter()
+            .map(|(label, v)| (label, float(v)))
+            .collect(),
+        Summary::Text(t) => vec![
+            ("count", count(t.count)),
+            ("unique", count(t.unique)),
+            ("top", t.top.clone()),
+            ("freq", count(t.freq)),
+        ],
+    }
+}
+
+/// pandas' `DataFrame([describe() per stat]).T.to_csv()`: one column per stat, the row labels in
+/// the order they first appear, NaN as an empty field.
 fn overall_csv(analysis: &Analysis) -> String {
+    let counts_as_ints = analysis
+        .stats
+        .iter()
+        .all(|s| matches!(s.summary, Summary::Text(_)));
+    let columns: Vec<Vec<(&str, String)>> = analysis
+        .stats
+        .iter()
+        .map(|s| summary_cells(&s.summary, counts_as_ints))
+        .collect();
+    let mut labels: Vec<&str> = Vec::new();
+    for (label, _) in columns.iter().flatten() {
+        if !labels.contains(label) {
+            labels.push(label);
+        }
+    }
     let mut out = String::new();
-    for name in column_names(analysis) {
+    for s in &analysis.stats {
         out.push(',');
-        out.push_str(&name);
+        out.push_str(&csv_field(&s.stat));
     }
     out.push('\n');
-    let rows: Vec<_> = analysis.stats.iter().map(|s| s.describe.rows()).collect();
-    for r in 0..8 {
-        out.push_str(rows.first().map_or("", |row| row[r].0));
-        for row in &rows {
+    for label in labels {
+        out.push_str(label);
+        for column in &columns {
             out.push(',');
-            let v = row[r].1;
-            if !v.is_nan() {
-                out.push_str(&dj_udfs::py::pyfloat::repr(v));
+            if let Some((_, cell)) = column.iter().find(|(l, _)| *l == label) {
+                out.push_str(&csv_field(cell));
             }
         }
         out.push('\n');
@@ -87,15 +126,99 @@ fn overall_csv(analysis: &Analysis) -> String {
     out
 }
 
-/// The histogram of one stat as PNG bytes.
-fn histogram_png(stat: &StatAnalysis, name: &str) -> Result<Vec<u8>> {
+fn register_font() {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {
         let _ = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT);
     });
+}
+
+/// Which filters test a stat, for captions.
+fn used_by(stat: &StatAnalysis) -> String {
+    if stat.filters.is_empty() {
+        return "carried by the input".to_string();
+    }
+    stat.filters
+        .iter()
+        .map(|f| format!("#{} {}", f.op_index, f.op))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>> {
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(rgb, w, h, image::ExtendedColorType::Rgb8)
+        .context("cannot encode PNG")?;
+    Ok(png)
+}
+
+/// The image of one stat: a histogram of numbers, or the counts of the most frequent strings.
+fn stat_png(stat: &StatAnalysis) -> Result<Vec<u8>> {
+    match &stat.summary {
+        Summary::Numeric { describe, .. } => histogram_png(stat, describe),
+        Summary::Text(t) => bars_png(stat, t),
+    }
+}
+
+/// The most frequent values of a string stat as horizontal bars.
+fn bars_png(stat: &StatAnalysis, t: &TextDescribe) -> Result<Vec<u8>> {
+    register_font();
     let (w, h) = (900u32, 500u32);
     let mut rgb = vec![255u8; (w * h * 3) as usize];
-    let (lo, hi) = match (stat.describe.min, stat.describe.max) {
+    let n = t.values.len() as u32;
+    let top = t.values.first().map_or(1, |v| v.1) + 1;
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_error)?;
+        let caption = format!("{}: {}", stat.stat, used_by(stat));
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, (FAMILY, 22))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(140)
+            .build_cartesian_2d(0u64..top, (0u32..n).into_segmented())
+            .map_err(draw_error)?;
+        let labels: Vec<String> = t.values.iter().map(|(v, _)| v.clone()).collect();
+        chart
+            .configure_mesh()
+            .x_desc("rows")
+            .y_labels(n as usize)
+            .y_label_formatter(&|y| match y {
+                SegmentValue::CenterOf(i) => labels
+                    .get(*i as usize)
+                    .map(|l| l.chars().take(20).collect())
+                    .unwrap_or_default(),
+                _ => String::new(),
+            })
+            .label_style((FAMILY, 14))
+            .axis_desc_style((FAMILY, 16))
+            .draw()
+            .map_err(draw_error)?;
+        chart
+            .draw_series(t.values.iter().enumerate().map(|(i, (_, c))| {
+                let i = i as u32;
+                Rectangle::new(
+                    [
+                        (0, SegmentValue::Exact(i)),
+                        (*c, SegmentValue::Exact(i + 1)),
+                    ],
+                    BLUE.mix(0.6).filled(),
+                )
+            }))
+            .map_err(draw_error)?;
+        root.present().map_err(draw_error)?;
+    }
+    encode_png(&rgb, w, h)
+}
+
+/// The histogram of one stat as PNG bytes.
+fn histogram_png(stat: &StatAnalysis, describe: &Describe) -> Result<Vec<u8>> {
+    register_font();
+    let name = &stat.stat;
+    let (w, h) = (900u32, 500u32);
+    let mut rgb = vec![255u8; (w * h * 3) as usize];
+    let (lo, hi) = match (describe.min, describe.max) {
         (a, b) if a.is_finite() && b.is_finite() && b > a => (a, b),
         (a, _) if a.is_finite() => (a - 0.5, a + 0.5),
         _ => (0.0, 1.0),
@@ -111,7 +234,7 @@ fn histogram_png(stat: &StatAnalysis, name: &str) -> Result<Vec<u8>> {
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_error)?;
-        let caption = format!("{name}: {} (op #{})", stat.op, stat.op_index);
+        let caption = format!("{name}: {}", used_by(stat));
         let mut chart = ChartBuilder::on(&root)
             .caption(caption, (FAMILY, 22))
             .margin(15)
@@ -133,7 +256,8 @@ fn histogram_png(stat: &StatAnalysis, name: &str) -> Result<Vec<u8>> {
                 Rectangle::new([(x0, 0), (x0 + width, *c)], BLUE.mix(0.6).filled())
             }))
             .map_err(draw_error)?;
-        for bound in [stat.min, stat.max].into_iter().flatten() {
+        let bounds = stat.filters.iter().flat_map(|f| [f.min, f.max]).flatten();
+        for bound in bounds {
             if bound >= lo && bound <= hi {
                 chart
                     .draw_series(LineSeries::new(
@@ -145,11 +269,7 @@ fn histogram_png(stat: &StatAnalysis, name: &str) -> Result<Vec<u8>> {
         }
         root.present().map_err(draw_error)?;
     }
-    let mut png = Vec::new();
-    image::codecs::png::PngEncoder::new(&mut png)
-        .write_image(&rgb, w, h, image::ExtendedColorType::Rgb8)
-        .context("cannot encode PNG")?;
-    Ok(png)
+    encode_png(&rgb, w, h)
 }
 
 fn draw_error<E: std::error::Error + Send + Sync + 'static>(e: E) -> anyhow::Error {
@@ -193,58 +313,96 @@ fn report_html(analysis: &Analysis, images: &[Vec<u8>]) -> String {
          td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}\
          th{{background:#f3f3f3}} img{{max-width:100%}}</style></head><body>\n\
          <h1>Analysis of {}</h1>\n<p>Input {}: {} rows. Stats of every filter over the whole \
-         input, without filtering (as Data-Juicer's analyzer).</p>\n",
+         input, without filtering (as Data-Juicer's analyzer); stats the rows already carry are \
+         read, not recomputed.</p>\n",
         escape(&analysis.recipe),
         escape(&analysis.recipe),
         escape(&analysis.dataset_path),
         analysis.rows
     );
-    for ((stat, name), png) in analysis
-        .stats
-        .iter()
-        .zip(column_names(analysis))
-        .zip(images)
-    {
-        let d = &stat.describe;
-        let bounds = format!(
-            "{} .. {}",
-            stat.min.map_or("-".into(), number),
-            stat.max.map_or("-".into(), number)
-        );
+    for (stat, png) in analysis.stats.iter().zip(images) {
+        let name = &stat.stat;
+        let source = if stat.from_input {
+            "read from the input's stats"
+        } else {
+            "computed"
+        };
         let _ = write!(
             s,
-            "<h2>{} <small>(#{} {})</small></h2>\n\
-             <img alt=\"histogram of {}\" src=\"data:image/png;base64,{}\">\n\
-             <table><tr><th>count</th><th>mean</th><th>std</th><th>min</th><th>25%</th>\
-             <th>50%</th><th>75%</th><th>max</th></tr><tr>",
-            escape(&name),
-            stat.op_index,
-            escape(&stat.op),
-            escape(&name),
+            "<h2>{} <small>({}; {})</small></h2>\n\
+             <img alt=\"histogram of {}\" src=\"data:image/png;base64,{}\">\n",
+            escape(name),
+            escape(&used_by(stat)),
+            source,
+            escape(name),
             base64::engine::general_purpose::STANDARD.encode(png)
         );
-        for (_, v) in d.rows() {
-            let _ = write!(s, "<td>{}</td>", number(v));
+        match &stat.summary {
+            Summary::Numeric { describe, .. } => {
+                s.push_str("<table><tr>");
+                for (label, _) in describe.rows() {
+                    let _ = write!(s, "<th>{label}</th>");
+                }
+                s.push_str("</tr><tr>");
+                for (_, v) in describe.rows() {
+                    let _ = write!(s, "<td>{}</td>", number(v));
+                }
+                s.push_str("</tr></table>\n");
+            }
+            Summary::Text(t) => {
+                let _ = write!(
+                    s,
+                    "<p>{} values, {} distinct; the most frequent:</p>\n\
+                     <table><tr><th>value</th><th>rows</th></tr>\n",
+                    t.count, t.unique
+                );
+                for (v, n) in &t.values {
+                    let _ = writeln!(s, "<tr><td>{}</td><td>{}</td></tr>", escape(v), n);
+                }
+                s.push_str("</table>\n");
+            }
         }
-        let _ = write!(
-            s,
-            "</tr></table>\n<p>Current bounds {bounds} keep {} of {} rows.</p>\n\
-             <table><tr><th>quantile</th><th>threshold</th><th>kept as min</th>\
-             <th>kept as max</th></tr>\n",
-            share(stat.kept_by_bounds, d.count),
-            d.count
-        );
-        for t in &stat.thresholds {
+        for f in &stat.filters {
+            let bounds = if f.min.is_some() || f.max.is_some() {
+                format!(
+                    " with bounds {} .. {}",
+                    f.min.map_or("-".into(), number),
+                    f.max.map_or("-".into(), number)
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 s,
-                "<tr><td>{:.0}%</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                t.quantile * 100.0,
-                number(t.value),
-                share(t.kept_as_min, d.count),
-                share(t.kept_as_max, d.count)
+                "<p>#{} {}{} keeps {} of {} rows.</p>",
+                f.op_index,
+                escape(&f.op),
+                bounds,
+                share(f.kept, analysis.rows),
+                analysis.rows
             );
         }
-        s.push_str("</table>\n");
+        if let Summary::Numeric {
+            describe,
+            thresholds,
+        } = &stat.summary
+        {
+            s.push_str(
+                "<table><tr><th>quantile</th><th>threshold</th><th>kept as min</th>\
+                 <th>kept as max</th></tr>\n",
+            );
+            for t in thresholds {
+                let _ = writeln!(
+                    s,
+                    "<tr><td>{:.0}%</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    t.quantile * 100.0,
+                    number(t.value),
+                    share(t.kept_as_min, describe.count),
+                    share(t.kept_as_max, describe.count)
+                );
+            }
+            s.push_str("</table>\n");
+        }
     }
     if !analysis.skipped.is_empty() {
         s.push_str("<h2>Not analyzed</h2>\n<ul>\n");

@@ -61,6 +61,45 @@ impl Describe {
     }
 }
 
+/// `describe()` of a column of strings: count, distinct values, the most frequent one (the first
+/// to occur among equals, as pandas' `value_counts` orders ties) and its count; plus the most
+/// frequent values for the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct TextDescribe {
+    pub(crate) count: u64,
+    pub(crate) unique: u64,
+    pub(crate) top: String,
+    pub(crate) freq: u64,
+    /// Up to [`TOP_VALUES`] values with their counts, most frequent first.
+    pub(crate) values: Vec<(String, u64)>,
+}
+
+/// How many of a text stat's values the report lists.
+pub(crate) const TOP_VALUES: usize = 20;
+
+impl TextDescribe {
+    /// `values` in row order; not empty.
+    pub(crate) fn of(values: &[String]) -> TextDescribe {
+        let mut counts: std::collections::HashMap<&str, (u64, usize)> = Default::default();
+        for (i, v) in values.iter().enumerate() {
+            counts.entry(v.as_str()).or_insert((0, i)).0 += 1;
+        }
+        let mut ranked: Vec<(&str, (u64, usize))> = counts.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
+        TextDescribe {
+            count: values.len() as u64,
+            unique: ranked.len() as u64,
+            top: ranked[0].0.to_string(),
+            freq: ranked[0].1.0,
+            values: ranked
+                .iter()
+                .take(TOP_VALUES)
+                .map(|(v, (n, _))| (v.to_string(), *n))
+                .collect(),
+        }
+    }
+}
+
 /// numpy's pairwise summation of float64 (`pairwise_sum_DOUBLE`): blocks of up to 128 values
 /// summed in 8 interleaved accumulators, larger arrays split in halves (at a multiple of 8).
 pub(crate) fn pairwise_sum(a: &[f64]) -> f64 {
@@ -157,6 +196,18 @@ mod tests {
         // np.quantile([1, 2, 3, 4], 0.25) = 1.75.
         assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.25), 1.75);
         assert!(Describe::of(&[7.0], &[7.0]).std.is_nan());
+    }
+
+    /// pandas: ties go to the value seen first (`['b', 'c', 'a', 'c', 'a', 'b']` -> top `b`).
+    #[test]
+    fn text_describe_matches_pandas() {
+        let of =
+            |v: &[&str]| TextDescribe::of(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let d = of(&["b", "c", "a", "c", "a", "b"]);
+        assert_eq!((d.count, d.unique, d.top.as_str(), d.freq), (6, 3, "b", 2));
+        let d = of(&["y", "x", "x", "y", "z", "z", "z"]);
+        assert_eq!((d.top.as_str(), d.freq), ("z", 3));
+        assert_eq!(d.values[1], ("y".to_string(), 2));
     }
 
     #[test]

@@ -99,7 +99,7 @@ pub(super) fn global_files(
 }
 
 /// Per partition, its checkpoints newest first (op index, path).
-pub(super) fn checkpoints_by_partition(
+pub(crate) fn checkpoints_by_partition(
     paths: &JobPaths,
     recipe: &Recipe,
     partitions: usize,

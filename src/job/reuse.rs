@@ -77,12 +77,12 @@ impl OpChain {
         paths.metadata.join("op_chain.json")
     }
 
-    fn load(paths: &JobPaths) -> Option<OpChain> {
+    pub(crate) fn load(paths: &JobPaths) -> Option<OpChain> {
         serde_json::from_str(&std::fs::read_to_string(Self::path(paths)).ok()?).ok()
     }
 
     /// How many leading ops both chains share.
-    fn common_prefix(&self, other: &OpChain) -> usize {
+    pub(crate) fn common_prefix(&self, other: &OpChain) -> usize {
         self.ops
             .iter()
             .zip(&other.ops)
