@@ -24,6 +24,7 @@ use dj_plans::nodes::offline::credit_global_nodes;
 use dj_plans::nodes::{
     CheckpointListener, CheckpointNode, CheckpointTarget, Concurrency, SavedCheckpoint,
 };
+use dj_plans::pyjson::Step;
 use dj_plans::recipe::{CheckpointStrategy, Engine, ExecutorType, OpConfig, PartitionMode};
 use dj_plans::source::{InputIndex, RangeHashSink, RowRange, RowRangeTable};
 use dj_plans::{Recipe, planner};
@@ -270,7 +271,7 @@ async fn sample_rows(
     let mut text = String::new();
     while let Some(batch) = stream.next().await {
         text.clear();
-        dj_plans::pyjson::write_rows(&batch?, &mut text);
+        dj_plans::pyjson::write_rows(&batch?, &mut text, &dj_plans::pyjson::JsonTypes::none());
         for line in text.lines() {
             out.push(autosize::SampleStats::from_json(
                 &serde_json::from_str(line)?,
@@ -434,6 +435,23 @@ async fn partition_source(
             (table, false, first)
         }
     })
+}
+
+/// The fields the export writes as generic JSON: those of the input, and the stats and tags
+/// columns when Data-Juicer creates them (as JSON columns).
+fn export_json_types(index: &InputIndex) -> dj_plans::pyjson::JsonTypes {
+    let mut types = index.json_types.clone();
+    if dj_plans::compile::json_stats(index) {
+        types.mark(&[Step::Key(dj_udfs::STATS_COLUMN.to_string())]);
+    }
+    if index
+        .schema
+        .field_with_name(crate::export::META_COLUMN)
+        .is_err()
+    {
+        types.mark(&[Step::Key(crate::export::META_COLUMN.to_string())]);
+    }
+    types
 }
 
 /// All rows of the checkpoint at `path`, saved after op `op`, read with the schema the plan has
@@ -613,7 +631,7 @@ pub(crate) async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
     let index = Arc::new(build_index(recipe).await?);
     let Partitioning { ranges, sizing } = plan_partitioning(recipe, &index).await?;
     let session = planner::session(1);
-    let barriers = Barriers::new(&recipe.process, ranges.len(), None, None);
+    let barriers = Barriers::new(&recipe.process, ranges.len(), None, None).with_input(&index);
     let starts = vec![Start::Input; ranges.len()];
     // Checkpoint sinks are shown where the strategy puts them, under an illustrative job dir.
     let job = if recipe.executor_type == ExecutorType::RayPartitioned {
@@ -669,18 +687,20 @@ pub(crate) async fn execute(
 ) -> Result<RunReport> {
     let target = &opts.target(recipe);
     let export_target = crate::remote::ExportTarget::new(&recipe.export_path)?;
-    let spec = ExportSpec::new(
+    let mut spec = ExportSpec::new(
         &export_target.local,
         recipe.export_shard_size,
         recipe.keep_stats_in_res_ds,
         recipe.keep_hashes_in_res_ds,
     )?;
+    spec.json_types = Arc::new(export_json_types(index));
     // Staging next to the export: an unwritable export directory fails before any work.
     let staging = staging_dir(&spec.path)?;
     let n = ranges.len();
     let concurrency = Concurrency::new(concurrency_limit(recipe, n), n);
     let keys_dir = job.map(|j| j.paths.checkpoints.as_path());
-    let barriers = Barriers::new(&recipe.process, n, keys_dir, Some(&concurrency));
+    let barriers =
+        Barriers::new(&recipe.process, n, keys_dir, Some(&concurrency)).with_input(index);
     for (p, start) in starts.iter().enumerate() {
         if let Start::Checkpoint { op, .. } = start
             && let Err(d) = barriers.load_persisted(p, *op)?

@@ -58,6 +58,8 @@ pub(crate) struct ExportSpec {
     pub keep_stats: bool,
     pub keep_hashes: bool,
     pub export_stats: bool,
+    /// The fields Data-Juicer holds as generic JSON (see [`pyjson::JsonTypes`]).
+    pub json_types: Arc<pyjson::JsonTypes>,
 }
 
 impl ExportSpec {
@@ -82,6 +84,7 @@ impl ExportSpec {
             keep_stats,
             keep_hashes,
             export_stats: true,
+            json_types: Arc::new(pyjson::JsonTypes::none()),
         })
     }
 
@@ -145,6 +148,7 @@ impl ExportSpec {
 pub(crate) struct JsonFragmentEncoder {
     result_columns: Vec<usize>,
     stats_columns: Option<Vec<usize>>,
+    types: Arc<pyjson::JsonTypes>,
 }
 
 impl JsonFragmentEncoder {
@@ -166,6 +170,7 @@ impl JsonFragmentEncoder {
         Ok(Some(JsonFragmentEncoder {
             result_columns: columns.result,
             stats_columns: columns.stats,
+            types: spec.json_types.clone(),
         }))
     }
 
@@ -181,9 +186,9 @@ impl JsonFragmentEncoder {
         stats: &mut String,
     ) -> Result<(), datafusion::arrow::error::ArrowError> {
         if let Some(cols) = &self.stats_columns {
-            pyjson::write_rows(&batch.project(cols)?, stats);
+            pyjson::write_rows(&batch.project(cols)?, stats, &self.types);
         }
-        pyjson::write_rows(&batch.project(&self.result_columns)?, result);
+        pyjson::write_rows(&batch.project(&self.result_columns)?, result, &self.types);
         Ok(())
     }
 }
@@ -234,6 +239,7 @@ enum Sink {
 struct OpenFile {
     atomic: AtomicFile,
     sink: Sink,
+    types: Arc<pyjson::JsonTypes>,
 }
 
 impl OpenFile {
@@ -241,6 +247,7 @@ impl OpenFile {
         path: &Path,
         format: ExportFormat,
         schema: &SchemaRef,
+        types: &Arc<pyjson::JsonTypes>,
     ) -> Result<OpenFile, ExportError> {
         let (atomic, file) = create_atomic(path)?;
         let sink = match format {
@@ -261,7 +268,11 @@ impl OpenFile {
                 ))
             }
         };
-        Ok(OpenFile { atomic, sink })
+        Ok(OpenFile {
+            atomic,
+            sink,
+            types: types.clone(),
+        })
     }
 
     fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
@@ -269,7 +280,7 @@ impl OpenFile {
         match &mut self.sink {
             Sink::Jsonl(w, buf) => {
                 buf.clear();
-                pyjson::write_rows(batch, buf);
+                pyjson::write_rows(batch, buf, &self.types);
                 w.write_all(buf.as_bytes())
                     .map_err(|source| ExportError::Io { path, source })
             }
@@ -289,7 +300,11 @@ impl OpenFile {
 
     /// A JSON lines file for `dest` that starts as the written file `fragment` (which it takes
     /// over: see [`AtomicFile::adopt`]).
-    fn adopt(fragment: &Path, dest: &Path) -> Result<OpenFile, ExportError> {
+    fn adopt(
+        fragment: &Path,
+        dest: &Path,
+        types: &Arc<pyjson::JsonTypes>,
+    ) -> Result<OpenFile, ExportError> {
         let (atomic, file) =
             AtomicFile::adopt(fragment, dest).map_err(|source| ExportError::Io {
                 path: dest.to_path_buf(),
@@ -298,6 +313,7 @@ impl OpenFile {
         Ok(OpenFile {
             atomic,
             sink: Sink::Jsonl(BufWriter::with_capacity(1 << 20, file), String::new()),
+            types: types.clone(),
         })
     }
 
@@ -418,17 +434,27 @@ impl Exporter {
             (vec![u64::MAX], vec![spec.path.clone()])
         };
         let current = Some(match fragments {
-            Some((result, _)) => OpenFile::adopt(result, &shard_paths[0])?,
-            None => OpenFile::create(&shard_paths[0], spec.format, &result_schema)?,
+            Some((result, _)) => OpenFile::adopt(result, &shard_paths[0], &spec.json_types)?,
+            None => OpenFile::create(
+                &shard_paths[0],
+                spec.format,
+                &result_schema,
+                &spec.json_types,
+            )?,
         });
         let stats = match (&stats_columns, fragments.and_then(|(_, stats)| stats)) {
-            (Some(_), Some(fragment)) => Some(OpenFile::adopt(fragment, &spec.stats_path())?),
+            (Some(_), Some(fragment)) => Some(OpenFile::adopt(
+                fragment,
+                &spec.stats_path(),
+                &spec.json_types,
+            )?),
             (Some(cols), None) => {
                 let s = Arc::new(schema.project(cols).expect("indices from schema"));
                 Some(OpenFile::create(
                     &spec.stats_path(),
                     ExportFormat::Jsonl,
                     &s,
+                    &spec.json_types,
                 )?)
             }
             (None, _) => None,
@@ -486,6 +512,7 @@ impl Exporter {
                     &self.shard_paths[self.shard],
                     self.spec.format,
                     &self.result_schema,
+                    &self.spec.json_types,
                 )?);
             }
         }
@@ -523,7 +550,12 @@ impl Exporter {
         files.extend(self.current.take());
         // Shards still unopened (fewer rows than planned) are created empty, as Data-Juicer does.
         for p in &self.shard_paths[self.shard + 1..] {
-            files.push(OpenFile::create(p, self.spec.format, &self.result_schema)?);
+            files.push(OpenFile::create(
+                p,
+                self.spec.format,
+                &self.result_schema,
+                &self.spec.json_types,
+            )?);
         }
         let mut paths: Vec<PathBuf> = files
             .iter()

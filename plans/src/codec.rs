@@ -234,6 +234,7 @@ impl WireIndex {
             files: self.files,
             schema,
             total_rows: self.total_rows,
+            json_types: Default::default(),
         };
         index.ensure_local().map_err(|e| err(e.to_string()))?;
         Ok(index)

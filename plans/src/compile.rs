@@ -12,7 +12,9 @@ use datafusion::arrow::datatypes::{DataType, Fields};
 use datafusion::common::{Column, DFSchema, DataFusionError};
 use datafusion::datasource::{TableProvider, provider_as_source};
 use datafusion::functions::core::expr_fn::{get_field, named_struct};
-use datafusion::logical_expr::{Expr, Extension, LogicalPlan, LogicalPlanBuilder, lit};
+use datafusion::logical_expr::{
+    Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder, lit,
+};
 use dj_udfs::{Operator, PY_MAXSIZE, STATS_COLUMN, StatRange};
 
 use crate::nodes::dedup::{Concurrency, DedupBarrier};
@@ -84,6 +86,34 @@ pub struct PartitionContext<'a> {
     /// The selector barriers shared by all partitions (by op index).
     pub selectors: &'a BTreeMap<usize, Arc<SelectBarrier>>,
     pub checkpoint: &'a dyn Fn(&OpConfig) -> Option<CheckpointTarget>,
+    /// Whether new stats pass Data-Juicer's JSON round trip (see [`json_stats`]).
+    pub json_stats: bool,
+}
+
+/// Whether a run over `input` keeps its stats as Data-Juicer's JSON column, which rounds every
+/// new float stat to 10 significant decimals: when Data-Juicer creates `__dj__stats__` itself,
+/// or the input's stats objects have varying keys. Rows that carry `__dj__stats__` objects
+/// with the same keys keep them as a struct, and new stats stay exact.
+pub fn json_stats(input: &crate::source::InputIndex) -> bool {
+    json_stats_of(&input.schema) || input.json_types.is_generic_column(STATS_COLUMN)
+}
+
+/// [`json_stats`] from a schema alone (no generic JSON fields known).
+fn json_stats_of(input: &datafusion::arrow::datatypes::Schema) -> bool {
+    !matches!(
+        input.field_with_name(STATS_COLUMN).map(|f| f.data_type()),
+        Ok(DataType::Struct(_))
+    )
+}
+
+/// A newly computed stat as the run stores it: through Data-Juicer's JSON round trip when
+/// `json` and the value holds floats.
+fn stored_stat(value: Expr, value_type: &DataType, json: bool) -> Expr {
+    if json && dj_udfs::filter::json_stats::has_float(value_type) {
+        dj_udfs::filter::json_stats::json_stats_udf().call(vec![value])
+    } else {
+        value
+    }
 }
 
 /// Compiles all of `recipe.process` over `table` as one stand-alone partition (no checkpoints).
@@ -91,7 +121,8 @@ pub fn compile(
     recipe: &Recipe,
     table: Arc<dyn TableProvider>,
 ) -> Result<CompiledRecipe, CompileError> {
-    let barriers = Barriers::new(&recipe.process, 1, None, None);
+    let mut barriers = Barriers::new(&recipe.process, 1, None, None);
+    barriers.json_stats = json_stats_of(&table.schema());
     compile_partition(
         recipe,
         table,
@@ -105,6 +136,8 @@ pub fn compile(
 pub struct Barriers {
     pub dedup: BTreeMap<usize, Arc<DedupBarrier>>,
     pub select: BTreeMap<usize, Arc<SelectBarrier>>,
+    /// Whether the run stores stats as Data-Juicer's JSON column (see [`json_stats`]).
+    pub json_stats: bool,
 }
 
 impl Barriers {
@@ -117,6 +150,7 @@ impl Barriers {
         let mut barriers = Barriers {
             dedup: BTreeMap::new(),
             select: BTreeMap::new(),
+            json_stats: true,
         };
         let dir = || dir.map(|d| d.to_path_buf());
         for o in ops {
@@ -140,6 +174,12 @@ impl Barriers {
             }
         }
         barriers
+    }
+
+    /// Sets how the run stores stats from its raw input (see [`json_stats`]).
+    pub fn with_input(mut self, input: &crate::source::InputIndex) -> Self {
+        self.json_stats = json_stats(input);
+        self
     }
 
     /// Loads the persisted keys / values partition `p` gave every global op up to `op` (it
@@ -169,6 +209,7 @@ impl Barriers {
             barriers: &self.dedup,
             selectors: &self.select,
             checkpoint,
+            json_stats: self.json_stats,
         }
     }
 }
@@ -345,11 +386,13 @@ pub fn filter_stats(
     plan: LogicalPlan,
     op: &OpConfig,
     counters: Option<&Arc<OpCounters>>,
+    json_stats: bool,
 ) -> Result<(LogicalPlan, Option<Expr>), CompileError> {
     let f = match &op.operator {
         Operator::Filter(f) => f,
         Operator::FieldFilter(f) => {
-            return field_filter_stats(plan, op, f, counters).map(|(p, keep)| (p, Some(keep)));
+            return field_filter_stats(plan, op, f, counters, json_stats)
+                .map(|(p, keep)| (p, Some(keep)));
         }
         _ => panic!("filter_stats of {}, which is not a filter", op.name),
     };
@@ -368,7 +411,9 @@ pub fn filter_stats(
             args.push(get_field(column(STATS_COLUMN), field.name().as_str()));
         }
         args.push(lit(f.stat_key));
-        args.push(f.stat_udf.call(vec![column(op.text_key())]));
+        let stat_type = f.stat_udf.return_type(&[DataType::Utf8])?;
+        let stat = f.stat_udf.call(vec![column(op.text_key())]);
+        args.push(stored_stat(stat, &stat_type, json_stats));
         let computed = LogicalPlanBuilder::from(plan)
             .project(with_column(&schema, STATS_COLUMN, named_struct(args)))?
             .build()?;
@@ -408,7 +453,7 @@ fn compile_op(
 ) -> Result<LogicalPlan, CompileError> {
     let schema = plan.schema().clone();
     if let Operator::FieldFilter(_) = &op.operator {
-        let (plan, keep) = filter_stats(plan, op, Some(counters))?;
+        let (plan, keep) = filter_stats(plan, op, Some(counters), ctx.json_stats)?;
         let keep = keep.expect("a field filter always has a keep predicate");
         return Ok(LogicalPlanBuilder::from(plan).filter(keep)?.build()?);
     }
@@ -431,7 +476,7 @@ fn compile_op(
             .project(with_column(&schema, op.text_key(), udf.call(vec![text])))?
             .build()?,
         Operator::Filter(_) => {
-            let (plan, keep) = filter_stats(builder.build()?, op, Some(counters))?;
+            let (plan, keep) = filter_stats(builder.build()?, op, Some(counters), ctx.json_stats)?;
             match keep {
                 Some(pred) => LogicalPlanBuilder::from(plan).filter(pred)?.build()?,
                 None => plan,
@@ -502,6 +547,7 @@ fn field_filter_stats(
     op: &OpConfig,
     f: &dj_udfs::FieldFilterOp,
     counters: Option<&Arc<OpCounters>>,
+    json_stats: bool,
 ) -> Result<(LogicalPlan, Expr), CompileError> {
     let schema = plan.schema().clone();
     let input = match field_expr(&schema, &f.field) {
@@ -529,32 +575,39 @@ fn field_filter_stats(
     } else {
         // Joint stats are all recomputed when one is missing (as Data-Juicer's language ID does),
         // from one call kept in a temporary column.
-        let (plan, stats_input, recompute): (_, _, Vec<&dj_udfs::FieldStat>) = match &f.joint {
-            Some(joint) => (
-                LogicalPlanBuilder::from(plan)
-                    .project(with_column(
-                        &schema,
-                        JOINT_COLUMN,
-                        joint.call(vec![input.clone()]),
-                    ))?
-                    .build()?,
-                column(JOINT_COLUMN),
-                f.stats.iter().collect(),
-            ),
-            None => (plan, input.clone(), missing),
+        let (plan, stats_input, recompute): (LogicalPlan, _, Vec<&dj_udfs::FieldStat>) =
+            match &f.joint {
+                Some(joint) => (
+                    LogicalPlanBuilder::from(plan)
+                        .project(with_column(
+                            &schema,
+                            JOINT_COLUMN,
+                            joint.call(vec![input.clone()]),
+                        ))?
+                        .build()?,
+                    column(JOINT_COLUMN),
+                    f.stats.iter().collect(),
+                ),
+                None => (plan, input.clone(), missing),
+            };
+        let input_schema = plan.schema().clone();
+        let compute = |stat: &dj_udfs::FieldStat| -> Result<Expr, CompileError> {
+            let value = stat.udf.call(vec![stats_input.clone()]);
+            let value_type = value.get_type(&input_schema)?;
+            Ok(stored_stat(value, &value_type, json_stats))
         };
         let mut args = Vec::new();
         for field in existing.iter().flatten() {
             let name = field.name().as_str();
             args.push(lit(name));
             match recompute.iter().find(|s| s.key == name) {
-                Some(stat) => args.push(stat.udf.call(vec![stats_input.clone()])),
+                Some(stat) => args.push(compute(stat)?),
                 None => args.push(get_field(column(STATS_COLUMN), name)),
             }
         }
         for stat in recompute.iter().filter(|s| !has(&s.key)) {
             args.push(lit(stat.key.as_str()));
-            args.push(stat.udf.call(vec![stats_input.clone()]));
+            args.push(compute(stat)?);
         }
         let columns = with_column(&schema, STATS_COLUMN, named_struct(args));
         let computed = LogicalPlanBuilder::from(plan).project(columns)?.build()?;

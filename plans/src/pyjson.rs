@@ -1,8 +1,10 @@
 //! Arrow rows -> JSON lines exactly as Data-Juicer writes them: Python `json.dumps` with
 //! `ensure_ascii=False` (`", "` / `": "` separators, raw UTF-8, Python float repr).
 //!
-//! Top-level nulls are written as `null`; null fields inside nested objects are omitted, since
-//! Data-Juicer keeps objects with varying keys as generic JSON where absent keys stay absent.
+//! Data-Juicer's loader (Hugging Face `datasets`) keeps some fields as generic JSON ([`JsonTypes`]):
+//! objects whose keys vary between rows, and the stats column it creates. Inside those, absent
+//! keys stay absent (a null nested field is omitted) and every float has passed ujson's round
+//! trip (10 significant decimals). Everywhere else values are exact and nested nulls are `null`.
 
 use std::fmt::Write as _;
 
@@ -50,9 +52,117 @@ pub fn check_schema(schema: &dt::Schema) -> Result<(), UnsupportedType> {
     Ok(())
 }
 
-/// Appends one JSON line (with `\n`) per row of `batch` to `out`.
-pub fn write_rows(batch: &RecordBatch, out: &mut String) {
+/// One step of a path into a JSON value: an object's key, or any item of a list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Step {
+    Key(String),
+    Item,
+}
+
+/// Which fields of the rows Data-Juicer holds as generic JSON (Hugging Face's `Json` type): a
+/// tree of paths from the top-level columns; everything under a marked path is generic.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JsonTypes {
+    generic: bool,
+    children: Vec<(Step, JsonTypes)>,
+    /// The loader re-encoded the rows with ujson (it does once it found a generic field), so
+    /// every other float was rounded to 10 decimals too (and read back precisely).
+    #[serde(default)]
+    reencoded: bool,
+}
+
+/// Exact values below this point (no generic path further down).
+static EXACT: JsonTypes = JsonTypes {
+    generic: false,
+    children: Vec::new(),
+    reencoded: false,
+};
+/// Generic JSON from this point down.
+static GENERIC: JsonTypes = JsonTypes {
+    generic: true,
+    children: Vec::new(),
+    reencoded: false,
+};
+
+impl JsonTypes {
+    /// No generic field: every value exact (how dj-fusion writes its own JSON checkpoints).
+    pub fn none() -> JsonTypes {
+        JsonTypes::default()
+    }
+
+    /// Everything generic: every float rounded, nested nulls omitted (the canonical form of
+    /// rows that content hashes are taken over).
+    pub fn all() -> JsonTypes {
+        JsonTypes {
+            generic: true,
+            children: Vec::new(),
+            reencoded: false,
+        }
+    }
+
+    /// Records that the loader re-encoded every row (see the field's doc).
+    pub fn set_reencoded(&mut self) {
+        self.reencoded = true;
+    }
+
+    /// Marks the field at `path` (its first step a top-level column) as generic JSON.
+    pub fn mark(&mut self, path: &[Step]) {
+        let Some((first, rest)) = path.split_first() else {
+            self.generic = true;
+            return;
+        };
+        if self.generic {
+            return;
+        }
+        match self.children.iter_mut().find(|(s, _)| s == first) {
+            Some((_, child)) => child.mark(rest),
+            None => {
+                let mut child = JsonTypes::default();
+                child.mark(rest);
+                self.children.push((first.clone(), child));
+            }
+        }
+    }
+
+    /// Whether top-level column `name` is generic JSON as a whole.
+    pub fn is_generic_column(&self, name: &str) -> bool {
+        self.generic || self.step(&Step::Key(name.to_string())).generic
+    }
+
+    fn step(&self, step: &Step) -> &JsonTypes {
+        if self.generic {
+            return &GENERIC;
+        }
+        self.children
+            .iter()
+            .find(|(s, _)| s == step)
+            .map_or(&EXACT, |(_, c)| c)
+    }
+
+    fn key(&self, name: &str) -> &JsonTypes {
+        if self.generic {
+            return &GENERIC;
+        }
+        if self.children.is_empty() {
+            return &EXACT;
+        }
+        self.children
+            .iter()
+            .find(|(s, _)| matches!(s, Step::Key(k) if k == name))
+            .map_or(&EXACT, |(_, c)| c)
+    }
+}
+
+/// Appends one JSON line (with `\n`) per row of `batch` to `out`; `types` says which fields
+/// are generic JSON.
+pub fn write_rows(batch: &RecordBatch, out: &mut String, types: &JsonTypes) {
+    let reencoded = types.reencoded;
     let schema = batch.schema();
+    let scopes: Vec<&JsonTypes> = schema
+        .fields()
+        .iter()
+        .map(|f| types.key(f.name()))
+        .collect();
     for row in 0..batch.num_rows() {
         out.push('{');
         for (i, (field, col)) in schema.fields().iter().zip(batch.columns()).enumerate() {
@@ -61,7 +171,7 @@ pub fn write_rows(batch: &RecordBatch, out: &mut String) {
             }
             write_str(field.name(), out);
             out.push_str(": ");
-            write_value(col.as_ref(), row, out);
+            write_value(col.as_ref(), row, out, scopes[i], reencoded);
         }
         out.push_str("}\n");
     }
@@ -108,7 +218,7 @@ fn write_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
-fn write_value(col: &dyn Array, row: usize, out: &mut String) {
+fn write_value(col: &dyn Array, row: usize, out: &mut String, scope: &JsonTypes, reencoded: bool) {
     if col.is_null(row) {
         out.push_str("null");
         return;
@@ -133,14 +243,18 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String) {
         DataType::UInt16 => int!(dt::UInt16Type),
         DataType::UInt32 => int!(dt::UInt32Type),
         DataType::UInt64 => int!(dt::UInt64Type),
-        // Data-Juicer's export prints every float after its JSON round trip (10 decimals),
-        // input columns and nested values included, not only stats.
-        DataType::Float32 => out.push_str(&pyfloat::repr(pyfloat::ujson_roundtrip(f64::from(
-            col.as_primitive::<dt::Float32Type>().value(row),
-        )))),
-        DataType::Float64 => out.push_str(&pyfloat::repr(pyfloat::ujson_roundtrip(
+        DataType::Float32 => write_float(
+            f64::from(col.as_primitive::<dt::Float32Type>().value(row)),
+            scope.generic,
+            reencoded,
+            out,
+        ),
+        DataType::Float64 => write_float(
             col.as_primitive::<dt::Float64Type>().value(row),
-        ))),
+            scope.generic,
+            reencoded,
+            out,
+        ),
         DataType::Utf8 => write_str(col.as_string::<i32>().value(row), out),
         DataType::LargeUtf8 => write_str(col.as_string::<i64>().value(row), out),
         DataType::Utf8View => write_str(col.as_string_view().value(row), out),
@@ -149,7 +263,9 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String) {
             out.push('{');
             let mut first = true;
             for (f, c) in fields.iter().zip(s.columns()) {
-                if c.is_null(row) {
+                // Generic JSON keeps each row's own keys: a null there is an absent key. (A field
+                // null in every row is a `NullArray`, whose `is_null` is false.)
+                if scope.generic && (c.is_null(row) || c.data_type() == &DataType::Null) {
                     continue;
                 }
                 if !first {
@@ -158,17 +274,21 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String) {
                 first = false;
                 write_str(f.name(), out);
                 out.push_str(": ");
-                write_value(c.as_ref(), row, out);
+                write_value(c.as_ref(), row, out, scope.key(f.name()), reencoded);
             }
             out.push('}');
         }
-        DataType::List(_) => write_list(&col.as_list::<i32>().value(row), out),
-        DataType::LargeList(_) => write_list(&col.as_list::<i64>().value(row), out),
-        DataType::FixedSizeList(_, _) => write_list(&col.as_fixed_size_list().value(row), out),
+        DataType::List(_) => write_list(&col.as_list::<i32>().value(row), out, scope, reencoded),
+        DataType::LargeList(_) => {
+            write_list(&col.as_list::<i64>().value(row), out, scope, reencoded)
+        }
+        DataType::FixedSizeList(_, _) => {
+            write_list(&col.as_fixed_size_list().value(row), out, scope, reencoded)
+        }
         DataType::Dictionary(_, _) => {
             let d = col.as_any_dictionary();
             let key = d.normalized_keys()[row];
-            write_value(d.values().as_ref(), key, out);
+            write_value(d.values().as_ref(), key, out, scope, reencoded);
         }
         other => {
             // Other primitives (dates, decimals): their display form, as a string.
@@ -180,13 +300,27 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String) {
     }
 }
 
-fn write_list(values: &dyn Array, out: &mut String) {
+/// A float as Python prints it: after ujson's round trip inside generic JSON, after its
+/// 10-decimal re-encoding elsewhere when the loader re-encoded the rows, else exact.
+fn write_float(v: f64, generic: bool, reencoded: bool, out: &mut String) {
+    let v = if generic {
+        pyfloat::ujson_roundtrip(v)
+    } else if reencoded {
+        pyfloat::ujson_reencode(v)
+    } else {
+        v
+    };
+    out.push_str(&pyfloat::repr(v));
+}
+
+fn write_list(values: &dyn Array, out: &mut String, scope: &JsonTypes, reencoded: bool) {
+    let item = scope.step(&Step::Item);
     out.push('[');
     for i in 0..values.len() {
         if i > 0 {
             out.push_str(", ");
         }
-        write_value(values, i, out);
+        write_value(values, i, out, item, reencoded);
     }
     out.push(']');
 }
@@ -217,11 +351,63 @@ mod tests {
         let batch =
             RecordBatch::try_from_iter(vec![("text", text), ("meta", meta), ("r", ratio)]).unwrap();
         let mut out = String::new();
-        write_rows(&batch, &mut out);
+        let mut types = JsonTypes::none();
+        types.mark(&[Step::Key("meta".into())]);
+        write_rows(&batch, &mut out, &types);
         assert_eq!(
             out,
             "{\"text\": \"a\\\"b\\\\c\\nd\\u001cé/🙂\", \"meta\": {\"id\": 1, \"url\": \"x\"}, \"r\": 0.30000000000000004}\n\
              {\"text\": null, \"meta\": {\"id\": 2}, \"r\": 1.0}\n"
         );
+    }
+
+    /// Floats are exact outside generic JSON (`0.7` stays `0.7`), rounded by ujson's round trip
+    /// inside it (`0.7000000000000001`); a null nested field is `null` in an exact object and
+    /// absent in a generic one; a list's items can be generic on their own.
+    #[test]
+    fn generic_json_rounds_floats_and_drops_absent_keys() {
+        let x: ArrayRef = Arc::new(Float64Array::from(vec![Some(0.7)]));
+        let n: ArrayRef = Arc::new(Int64Array::from(vec![None::<i64>]));
+        let obj = || -> ArrayRef {
+            Arc::new(StructArray::from(vec![
+                (
+                    Arc::new(Field::new("x", DataType::Float64, true)),
+                    x.clone(),
+                ),
+                (Arc::new(Field::new("n", DataType::Int64, true)), n.clone()),
+            ]))
+        };
+        let batch = RecordBatch::try_from_iter(vec![
+            ("score", x.clone()),
+            ("plain", obj()),
+            ("meta", obj()),
+        ])
+        .unwrap();
+        let mut types = JsonTypes::none();
+        types.mark(&[Step::Key("meta".into())]);
+        let mut out = String::new();
+        write_rows(&batch, &mut out, &types);
+        assert_eq!(
+            out,
+            "{\"score\": 0.7, \"plain\": {\"x\": 0.7, \"n\": null}, \"meta\": {\"x\": 0.7000000000000001}}\n"
+        );
+        // Once the loader re-encoded the rows, the other floats have 10 decimals too.
+        types.set_reencoded();
+        let third: ArrayRef = Arc::new(Float64Array::from(vec![Some(1.0 / 3.0)]));
+        let b = RecordBatch::try_from_iter(vec![("s", third)]).unwrap();
+        out.clear();
+        write_rows(&b, &mut out, &types);
+        assert_eq!(out, "{\"s\": 0.3333333333}\n");
+        out.clear();
+        write_rows(&batch, &mut out, &JsonTypes::all());
+        assert!(
+            out.starts_with(
+                "{\"score\": 0.7000000000000001, \"plain\": {\"x\": 0.7000000000000001}"
+            )
+        );
+        let mut nested = JsonTypes::none();
+        nested.mark(&[Step::Key("a".into()), Step::Item]);
+        assert!(!nested.is_generic_column("a"));
+        assert!(nested.key("a").step(&Step::Item).generic);
     }
 }

@@ -21,6 +21,8 @@ pub(crate) struct JobRows {
     /// What the rows are, for the report: `job ID after op #k NAME (N partitions)`.
     pub(crate) description: String,
     pub(crate) tables: Vec<RowRangeTable>,
+    /// Whether the job's input made it store stats as Data-Juicer's JSON column.
+    pub(crate) json_stats: bool,
 }
 
 /// The rows job `job_id` saved after the latest op that every partition checkpointed among
@@ -106,5 +108,6 @@ pub(crate) async fn job_rows(recipe: &Recipe, job_id: &str) -> Result<JobRows> {
             files.len()
         ),
         tables,
+        json_stats: dj_plans::compile::json_stats(&index),
     })
 }

@@ -121,15 +121,14 @@ pub(crate) async fn analyze(recipe: &Recipe, job: Option<&str>) -> Result<Analys
     let ctx = SessionContext::new_with_state(dj_plans::planner::state(dj_plans::planner::config(
         recipe.np.max(1),
     )));
-    let (input, dataset_path) = match job {
+    let (input, dataset_path, json_stats) = match job {
         None => {
             let index = Arc::new(crate::execute::build_index(recipe).await?);
             let ranges = index.byte_balanced_ranges(recipe.np.max(1));
+            let json_stats = dj_plans::compile::json_stats(&index);
             let table = RowRangeTable::new(index.clone(), ranges);
-            (
-                ctx.read_table(Arc::new(table))?,
-                recipe.dataset_path.clone(),
-            )
+            let input = ctx.read_table(Arc::new(table))?;
+            (input, recipe.dataset_path.clone(), json_stats)
         }
         Some(id) => {
             let rows = job::job_rows(recipe, id).await?;
@@ -141,7 +140,8 @@ pub(crate) async fn analyze(recipe: &Recipe, job: Option<&str>) -> Result<Analys
                     Some(u) => u.union(df)?,
                 });
             }
-            (union.expect("a job has partitions"), rows.description)
+            let input = union.expect("a job has partitions");
+            (input, rows.description, rows.json_stats)
         }
     };
     let input_stats: Vec<String> = match input.schema().field_with_unqualified_name(STATS_COLUMN) {
@@ -151,7 +151,7 @@ pub(crate) async fn analyze(recipe: &Recipe, job: Option<&str>) -> Result<Analys
         },
         Err(_) => Vec::new(),
     };
-    let (df, filters, mut skipped) = plan(recipe, input)?;
+    let (df, filters, mut skipped) = plan(recipe, input, json_stats)?;
     let stats_type = df
         .schema()
         .field_with_unqualified_name(STATS_COLUMN)
@@ -239,7 +239,11 @@ pub(crate) async fn analyze(recipe: &Recipe, job: Option<&str>) -> Result<Analys
 
 /// The analysis plan over `input`: the loader's null-text drop, then every filter's stats
 /// (without filtering) and a Boolean column per filter with what it keeps.
-fn plan(recipe: &Recipe, input: DataFrame) -> Result<(DataFrame, Vec<PlannedFilter>, Vec<String>)> {
+fn plan(
+    recipe: &Recipe,
+    input: DataFrame,
+    json_stats: bool,
+) -> Result<(DataFrame, Vec<PlannedFilter>, Vec<String>)> {
     let (state, mut plan) = input.into_parts();
     let text_key = &recipe.text_keys[0];
     if plan.schema().fields().iter().any(|f| f.name() == text_key) {
@@ -263,7 +267,7 @@ fn plan(recipe: &Recipe, input: DataFrame) -> Result<(DataFrame, Vec<PlannedFilt
             // (`suffix_filter`, `specified_field_filter`).
             continue;
         }
-        match filter_stats(plan.clone(), op, None) {
+        match filter_stats(plan.clone(), op, None, json_stats) {
             Ok((p, keep)) => {
                 plan = p;
                 let has_keep = keep.is_some();

@@ -56,10 +56,12 @@ pub(crate) fn map_texts(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<Str
         .collect()
 }
 
-/// Runs a filter's stat UDF over a Utf8 array (Float64 stats).
+/// Runs a filter's stat UDF over a Utf8 array (Float64 stats), giving the stats as a run over
+/// input without stats stores them: through Data-Juicer's JSON round trip.
 pub(crate) fn float_stats(op: &Operator, texts: &[Option<&str>]) -> Vec<Option<f64>> {
     let input: ArrayRef = Arc::new(StringArray::from(texts.to_vec()));
     let out = invoke(udf_of(op), input);
+    let out = invoke(&crate::filter::json_stats::json_stats_udf(), out);
     let a = out
         .as_any()
         .downcast_ref::<Float64Array>()

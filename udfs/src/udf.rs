@@ -265,10 +265,7 @@ pub(crate) fn stat_string_array(array: &ArrayRef, stat: &dyn TextStat) -> Result
         StatType::Float64 => {
             let mut b = Float64Builder::with_capacity(array.len());
             for v in values {
-                // Data-Juicer's stats pass through a ujson round trip before filters see them.
-                b.append_option(
-                    v.map(|t| crate::py::pyfloat::ujson_roundtrip(stat.compute(t).as_f64())),
-                );
+                b.append_option(v.map(|t| stat.compute(t).as_f64()));
             }
             Arc::new(b.finish())
         }

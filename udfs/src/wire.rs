@@ -50,6 +50,9 @@ pub(crate) fn operator_udfs(op: &Operator) -> Vec<Arc<ScalarUDF>> {
 
 /// Rebuilds the UDF `id` names: its op from the registry, by name, with the shipped parameters.
 pub fn rebuild_udf(id: &UdfIdentity) -> Result<Arc<ScalarUDF>, WireError> {
+    if id.op == crate::filter::json_stats::JSON_STATS_OP {
+        return Ok(crate::filter::json_stats::json_stats_udf());
+    }
     let spec = lookup(&id.op).ok_or_else(|| WireError::UnknownUdf(id.name.clone()))?;
     let given: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&id.config)
         .map_err(|_| WireError::BadConfig {

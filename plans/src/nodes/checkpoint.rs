@@ -315,12 +315,12 @@ impl CheckpointWriter {
             Sink::Arrow(w) => w.write(batch).map_err(|e| err(&dest, e)),
             Sink::Jsonl(w, buf) => {
                 buf.clear();
-                pyjson::write_rows(batch, buf);
+                pyjson::write_rows(batch, buf, &pyjson::JsonTypes::none());
                 w.write_all(buf.as_bytes()).map_err(|e| err(&dest, e))
             }
             Sink::JsonlGz(w, buf) => {
                 buf.clear();
-                pyjson::write_rows(batch, buf);
+                pyjson::write_rows(batch, buf, &pyjson::JsonTypes::none());
                 w.write_all(buf.as_bytes()).map_err(|e| err(&dest, e))
             }
         }

@@ -35,7 +35,9 @@ impl ContentHasher {
     pub fn update(&mut self, batch: &RecordBatch) {
         self.rows += batch.num_rows() as u64;
         self.line.clear();
-        pyjson::write_rows(batch, &mut self.line);
+        // The canonical form content hashes have always been taken over (every float rounded,
+        // nested nulls dropped): saved jobs' hashes stay valid.
+        pyjson::write_rows(batch, &mut self.line, &pyjson::JsonTypes::all());
         self.hasher.update(self.line.as_bytes());
     }
 

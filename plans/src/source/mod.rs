@@ -9,6 +9,7 @@ mod arrow_input;
 pub mod content_hash;
 mod exec;
 mod files;
+mod json_types;
 mod jsonl;
 mod parquet_input;
 
@@ -120,6 +121,8 @@ pub struct InputIndex {
     pub files: Vec<InputFile>,
     pub schema: SchemaRef,
     pub total_rows: u64,
+    /// The fields Data-Juicer's loader keeps as generic JSON (none for Parquet and Arrow).
+    pub json_types: crate::pyjson::JsonTypes,
 }
 
 /// A logical partition's rows `[start, end)` in input order.
@@ -159,11 +162,18 @@ impl InputIndex {
         }
         let schema = merge_schemas(&files, schemas)?;
         let total_rows = files.iter().map(|f| f.rows).sum();
+        let json_types = match files.first() {
+            Some(f) if matches!(f.format, FileFormat::Jsonl | FileFormat::JsonArray) => {
+                json_types::detect(&f.path, f.format, f.compression)?
+            }
+            _ => crate::pyjson::JsonTypes::none(),
+        };
         Ok(InputIndex {
             dataset_path: dataset_path.to_string(),
             files,
             schema,
             total_rows,
+            json_types,
         })
     }
 
@@ -348,6 +358,7 @@ mod tests {
             }],
             schema: Arc::new(datafusion::arrow::datatypes::Schema::empty()),
             total_rows: rows,
+            json_types: Default::default(),
         }
     }
 

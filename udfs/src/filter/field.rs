@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Float64Array, ListArray, StructArray};
+use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array};
 use arrow::datatypes::DataType;
 use datafusion_common::{Result, exec_err};
 use serde_json::{Value, json};
@@ -140,41 +140,13 @@ fn field_key(p: &Params) -> Result<String, ParamError> {
     Ok(key.to_string())
 }
 
-/// The stat of both filters: the field value itself. Float values pass Data-Juicer's ujson
-/// round trip (its stats column is stored as JSON with 10 decimals), nested ones included.
+/// The stat of both filters: the field value itself (the compiler applies Data-Juicer's JSON
+/// round trip, see [`super::json_stats`]).
 fn copy_stat(p: &Params, key: String) -> FieldStat {
-    let f = Arc::new(|args: &[ArrayRef]| Ok(ujson_normalize(&args[0])));
+    let f = Arc::new(|args: &[ArrayRef]| Ok(args[0].clone()));
     FieldStat {
         key,
         udf: OpUdf::from_fn(UdfIdentity::of(p, ""), None, f),
-    }
-}
-
-/// Rebuilds `array` with every Float64 value passed through Data-Juicer's ujson round trip.
-pub(crate) fn ujson_normalize(array: &ArrayRef) -> ArrayRef {
-    match array.data_type() {
-        DataType::Float64 => {
-            let a = array.as_primitive::<arrow::datatypes::Float64Type>();
-            Arc::new(
-                a.unary::<_, arrow::datatypes::Float64Type>(crate::py::pyfloat::ujson_roundtrip),
-            ) as ArrayRef
-        }
-        DataType::List(field) => {
-            let l = array.as_list::<i32>();
-            let values = ujson_normalize(l.values());
-            Arc::new(ListArray::new(
-                field.clone(),
-                l.offsets().clone(),
-                values,
-                l.nulls().cloned(),
-            ))
-        }
-        DataType::Struct(fields) => {
-            let s = array.as_struct();
-            let cols = s.columns().iter().map(ujson_normalize).collect();
-            Arc::new(StructArray::new(fields.clone(), cols, s.nulls().cloned()))
-        }
-        _ => array.clone(),
     }
 }
 

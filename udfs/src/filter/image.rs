@@ -206,8 +206,9 @@ fn measure_stat(p: &Params, key: &str, measure: Measure) -> FieldStat {
                         Measure::FileSize => std::fs::metadata(path)
                             .map(|m| m.len() as f64)
                             .map_err(|e| e.to_string()),
-                        Measure::AspectRatio => read_dimensions(path)
-                            .map(|(w, h)| crate::py::pyfloat::ujson_roundtrip(w as f64 / h as f64)),
+                        Measure::AspectRatio => {
+                            read_dimensions(path).map(|(w, h)| w as f64 / h as f64)
+                        }
                         Measure::Width => read_dimensions(path).map(|(w, _)| w as f64),
                         Measure::Height => read_dimensions(path).map(|(_, h)| h as f64),
                     };

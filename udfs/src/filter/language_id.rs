@@ -86,8 +86,7 @@ fn predict_array(model: &FastText, texts: &ArrayRef) -> Result<ArrayRef> {
         // would fail on the empty result.
         let (lang, score) = top.first().copied().unwrap_or(("", 0.0));
         langs.append_value(lang.strip_prefix("__label__").unwrap_or(lang));
-        // Data-Juicer's stats pass through a ujson round trip before filters see them.
-        scores.append_value(crate::py::pyfloat::ujson_roundtrip(score as f64));
+        scores.append_value(score as f64);
     }
     let columns: Vec<ArrayRef> = vec![Arc::new(langs.finish()), Arc::new(scores.finish())];
     Ok(Arc::new(StructArray::try_new(

@@ -3,6 +3,7 @@
 pub mod field;
 mod gram_count;
 pub mod image;
+pub mod json_stats;
 pub mod language_id;
 pub mod length;
 pub mod lines;

@@ -345,8 +345,8 @@ mod tests {
                 reversed: true
             }
         );
-        // The UDF gives the stat after Data-Juicer's ujson round trip of `__dj__stats__`
-        // (crate::py::pyfloat): 1/3 -> 0.33333333330000003; the ratio itself is exact.
+        // As stored in Data-Juicer's `__dj__stats__` JSON column (`float_stats` applies the round
+        // trip, crate::filter::json_stats): 1/3 -> 0.33333333330000003; the ratio itself is exact.
         assert_eq!(special_char_ratio("数据，"), 1.0 / 3.0);
         assert_eq!(
             float_stats(&op, &[Some("a!"), Some("数据，")]),

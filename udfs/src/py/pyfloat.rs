@@ -57,6 +57,24 @@ pub fn ujson_roundtrip(v: f64) -> f64 {
     if neg { -r } else { r }
 }
 
+/// The value a float has after pandas' ujson writes it (10 decimals) and a precise parser
+/// reads it back: what Hugging Face's JSON loader gives for every float of a file once it
+/// re-encodes the rows (when some field is kept as generic JSON). Same range as
+/// [`ujson_roundtrip`]; other values are returned unchanged.
+pub fn ujson_reencode(v: f64) -> f64 {
+    if !v.is_finite() || v.abs() >= 1e16 - 1.0 {
+        return v;
+    }
+    let (neg, whole, frac, width) = ujson_encode(v);
+    let text = if width == 0 {
+        format!("{whole}")
+    } else {
+        format!("{whole}.{frac:0width$}")
+    };
+    let r: f64 = text.parse().expect("digits");
+    if neg { -r } else { r }
+}
+
 #[allow(clippy::excessive_precision)]
 const POW10_NEG: [f64; 16] = [
     1.0,
@@ -153,6 +171,11 @@ mod tests {
         assert_eq!(ujson_roundtrip(0.0), 0.0);
         assert_eq!(ujson_roundtrip(1.0), 1.0);
         assert_eq!(ujson_roundtrip(41.0 / 241.0), 0.17012448130000002);
+        // A precise parse of the same 10 decimals.
+        assert_eq!(ujson_reencode(1.0 / 3.0), 0.3333333333);
+        assert_eq!(ujson_reencode(0.7), 0.7);
+        assert_eq!(ujson_reencode(-2.5), -2.5);
+        assert_eq!(ujson_reencode(1e-7), 1e-7);
     }
 
     #[test]
