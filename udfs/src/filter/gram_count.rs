@@ -2,7 +2,9 @@
 //! (`word_repetition_filter`). Each code point gets a small id (the byte + 1 for ASCII, the next
 //! free number otherwise), so an n-gram packs losslessly into a u128 key; the keys are counted in
 //! an open-addressing table that each thread keeps between rows, so a row costs no allocation and
-//! no string comparison. On long texts the table outgrows the caches: slots are prefetched.
+//! no string comparison. On long texts the table outgrows the caches: slots are prefetched. Code
+//! points of the Basic Multilingual Plane get their ids from a stamped direct table, not a hash
+//! map.
 
 use std::cell::RefCell;
 
@@ -33,8 +35,13 @@ struct Table {
 struct GramCounter {
     /// Id of every code point of a non-ASCII text.
     ids: Vec<u32>,
-    /// Ids of the text's non-ASCII code points.
+    /// Ids of the text's non-ASCII code points beyond the Basic Multilingual Plane.
     non_ascii: HashMap<char, u32>,
+    /// Ids of the text's code points in the Basic Multilingual Plane, each valid only when its
+    /// stamp in `bmp_stamps` is the current text's (no clearing between texts).
+    bmp_ids: Vec<u32>,
+    bmp_stamps: Vec<u32>,
+    bmp_stamp: u32,
     table: Table,
     counts: Vec<u32>,
     /// The packed n-grams of the current input.
@@ -81,6 +88,31 @@ pub(crate) fn with_id_gram_counts<R>(
     })
 }
 
+/// Like [`with_id_gram_counts`] over several sequences of ids at once (an n-gram never spans
+/// two): the counts of the distinct n-grams of all sequences at least `n` long.
+pub(crate) fn with_id_segment_gram_counts<'a, R>(
+    segments: impl Iterator<Item = &'a [u32]>,
+    max_id: u32,
+    n: usize,
+    f: impl FnOnce(&mut [u32]) -> R,
+) -> Option<R> {
+    let bits = packed_bits(n, max_id)?;
+    COUNTER.with(|c| {
+        let mut c = c.borrow_mut();
+        let c = &mut *c;
+        c.counts.clear();
+        c.keys.clear();
+        for seg in segments.filter(|s| s.len() >= n) {
+            debug_assert!(seg.iter().all(|&id| id > 0 && id <= max_id));
+            c.keys.extend(packed(seg.iter().copied(), n, bits));
+        }
+        c.table.count(&c.keys, &mut c.counts);
+        let r = f(&mut c.counts);
+        c.release_large();
+        Some(r)
+    })
+}
+
 /// The bits per id when `n` ids up to `max_id` pack into 128 bits.
 fn packed_bits(n: usize, max_id: u32) -> Option<usize> {
     let bits = (32 - max_id.leading_zeros()) as usize;
@@ -113,10 +145,29 @@ impl GramCounter {
         } else {
             self.ids.clear();
             self.non_ascii.clear();
+            if self.bmp_ids.is_empty() {
+                self.bmp_ids = vec![0; 1 << 16];
+                self.bmp_stamps = vec![0; 1 << 16];
+            }
+            self.bmp_stamp = self.bmp_stamp.wrapping_add(1);
+            if self.bmp_stamp == 0 {
+                self.bmp_stamps.iter_mut().for_each(|s| *s = 0);
+                self.bmp_stamp = 1;
+            }
+            let stamp = self.bmp_stamp;
             let mut next = 129u32;
             for ch in text.chars() {
-                let id = if ch.is_ascii() {
-                    ch as u32 + 1
+                let c = ch as u32;
+                let id = if c < 128 {
+                    c + 1
+                } else if c < 1 << 16 {
+                    let c = c as usize;
+                    if self.bmp_stamps[c] != stamp {
+                        self.bmp_stamps[c] = stamp;
+                        self.bmp_ids[c] = next;
+                        next += 1;
+                    }
+                    self.bmp_ids[c]
                 } else {
                     *self.non_ascii.entry(ch).or_insert_with(|| {
                         next += 1;
@@ -209,12 +260,12 @@ impl Table {
 const PREFETCH: usize = 12;
 
 #[inline(always)]
-fn prefetch(slot: &Slot) {
+fn prefetch<T>(slot: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint; the address is a valid reference.
     unsafe {
         std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (slot as *const Slot).cast(),
+            (slot as *const T).cast(),
         )
     };
     #[cfg(not(target_arch = "x86_64"))]
@@ -234,6 +285,22 @@ mod tests {
         let mut v: Vec<u32> = m.into_values().collect();
         v.sort_unstable();
         v
+    }
+
+    /// Ids of non-ASCII characters are per text: a character seen in an earlier text does not
+    /// keep its id (the stamps), and counts stay right from text to text.
+    #[test]
+    fn ids_are_per_text() {
+        for i in 0..2_000u32 {
+            let c = char::from_u32(0x4e00 + i % 300).unwrap();
+            let text = format!("a{c}b{c}é{c}a{c}b");
+            let got = with_gram_counts(&text, 2, |c| {
+                let mut c = c.to_vec();
+                c.sort_unstable();
+                c
+            });
+            assert_eq!(got, Some(counts_by_text(&text, 2)), "{i}");
+        }
     }
 
     #[test]

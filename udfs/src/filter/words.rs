@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::filter::build_filter;
-use crate::filter::gram_count::with_id_gram_counts;
+use crate::filter::gram_count::{with_id_gram_counts, with_id_segment_gram_counts};
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -88,13 +88,35 @@ fn word_rep_ratio_of(words: &[&str], n: usize) -> f64 {
         let repeated: u64 = counts.iter().filter(|&&c| c > 1).map(|&c| c as u64).sum();
         repeated as f64 / total as f64
     };
-    with_id_gram_counts(&seq, ids.len() as u32, n, repeated_share).unwrap_or_else(|| {
-        let mut freq: HashMap<&[u32], u32> = HashMap::with_capacity(total);
-        for gram in seq.windows(n) {
-            *freq.entry(gram).or_insert(0) += 1;
+    if let Some(share) = with_id_gram_counts(&seq, ids.len() as u32, n, repeated_share) {
+        return share;
+    }
+    // Too many distinct words to pack n of them. An n-gram holding a word that occurs once is
+    // itself unique, so only the runs of repeated words matter: renumber those (usually far
+    // fewer, so their n-grams pack) and count the n-grams inside the runs.
+    let mut occurrences = vec![0u32; ids.len() + 1];
+    for &id in &seq {
+        occurrences[id as usize] += 1;
+    }
+    let mut renumbered = vec![0u32; ids.len() + 1];
+    let mut repeated_words = 0u32;
+    for (id, &count) in occurrences.iter().enumerate().skip(1) {
+        if count > 1 {
+            repeated_words += 1;
+            renumbered[id] = repeated_words;
         }
-        repeated_share(&mut freq.into_values().collect::<Vec<_>>())
-    })
+    }
+    let runs: Vec<u32> = seq.iter().map(|&id| renumbered[id as usize]).collect();
+    let segments = || runs.split(|&id| id == 0);
+    with_id_segment_gram_counts(segments(), repeated_words, n, repeated_share).unwrap_or_else(
+        || {
+            let mut freq: HashMap<&[u32], u32> = HashMap::with_capacity(total);
+            for gram in segments().flat_map(|s| s.windows(n)) {
+                *freq.entry(gram).or_insert(0) += 1;
+            }
+            repeated_share(&mut freq.into_values().collect::<Vec<_>>())
+        },
+    )
 }
 
 #[derive(Debug)]
@@ -350,7 +372,19 @@ mod tests {
         };
         let few = "a b c d a b c d e a b c d a b c d e f ".repeat(40);
         let many: String = (0..6000).map(|i| format!("w{} ", i % 5000)).collect();
-        for text in [&few, &many] {
+        // Runs of repeated words between words that occur once (renumbered runs), and more
+        // repeated words than pack (the slice-keyed fallback).
+        let runs: String = (0..12000)
+            .map(|i| {
+                if i % 7 == 0 {
+                    format!("u{i} ")
+                } else {
+                    format!("w{} ", i % 3000)
+                }
+            })
+            .collect();
+        let wide: String = (0..20000).map(|i| format!("w{} ", i % 9000)).collect();
+        for text in [&few, &many, &runs, &wide] {
             for n in [1, 2, 10, 30] {
                 assert_eq!(word_rep_ratio(text, n), direct(text, n), "n={n}");
             }
