@@ -43,6 +43,7 @@ fn load_recipe(path: &std::path::Path, overrides: &[(String, String)]) -> Result
 
 /// `dj-run` / `dj-process`.
 pub fn run_main() -> ExitCode {
+    crate::keep_freed_memory();
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (kept, overrides) = split_overrides(
@@ -194,6 +195,7 @@ pub fn cluster_main() -> ExitCode {
 
 /// `dj-analyze`.
 pub fn analyze_main() -> ExitCode {
+    crate::keep_freed_memory();
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (kept, overrides) =
