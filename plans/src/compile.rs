@@ -398,6 +398,7 @@ pub fn filter_stats(
     };
     let schema = plan.schema().clone();
     check_text_column(&schema, op)?;
+    let stat_type = f.stat_udf.return_type(&[DataType::Utf8])?;
     let existing = stats_fields(&schema)?;
     let has_stat = existing
         .as_ref()
@@ -411,7 +412,6 @@ pub fn filter_stats(
             args.push(get_field(column(STATS_COLUMN), field.name().as_str()));
         }
         args.push(lit(f.stat_key));
-        let stat_type = f.stat_udf.return_type(&[DataType::Utf8])?;
         let stat = f.stat_udf.call(vec![column(op.text_key())]);
         args.push(stored_stat(stat, &stat_type, json_stats));
         let computed = LogicalPlanBuilder::from(plan)
@@ -419,10 +419,9 @@ pub fn filter_stats(
             .build()?;
         stats_boundary(computed, op, counters)
     };
-    let integer_stat = f.stat_udf.return_type(&[DataType::Utf8])?.is_integer();
     let keep = range_predicate(
         get_field(column(STATS_COLUMN), f.stat_key),
-        integer_stat,
+        stat_type.is_integer(),
         &f.range,
     );
     Ok((plan, keep))

@@ -41,6 +41,9 @@ pub(crate) async fn job_rows(recipe: &Recipe, job_id: &str) -> Result<JobRows> {
             .with_context(|| format!("job `{job_id}` has no {}", info_path.display()))?,
     )
     .with_context(|| format!("{} is not a partitioning record", info_path.display()))?;
+    if info.num_partitions == 0 {
+        bail!("job `{job_id}` has no partitions (its input had no rows): nothing to analyze");
+    }
     let Some(theirs) = OpChain::load(&paths) else {
         bail!(
             "job `{job_id}` has no {}: it was run by a dj-fusion without op fingerprints, so its \

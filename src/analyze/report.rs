@@ -414,3 +414,40 @@ fn report_html(analysis: &Analysis, images: &[Vec<u8>]) -> String {
     s.push_str("</body></html>\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::TextDescribe;
+
+    fn text_stat(name: &str, values: &[&str]) -> StatAnalysis {
+        let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        StatAnalysis {
+            stat: name.to_string(),
+            from_input: true,
+            filters: Vec::new(),
+            summary: Summary::Text(TextDescribe::of(&values)),
+            values: Vec::new(),
+        }
+    }
+
+    /// pandas, `pd.DataFrame([pd.Series(['b', 'a', 'a', 'b', 'c']).describe()]).T.to_csv()`:
+    /// with only string columns the counts stay integers; a value with a comma is quoted.
+    #[test]
+    fn string_only_overall_csv_matches_pandas() {
+        let analysis = Analysis {
+            recipe: "r.yaml".into(),
+            dataset_path: "d.jsonl".into(),
+            rows: 5,
+            stats: vec![
+                text_stat("lang", &["b", "a", "a", "b", "c"]),
+                text_stat("tag", &["x,y", "z", "x,y", "x,y", "z"]),
+            ],
+            skipped: Vec::new(),
+        };
+        assert_eq!(
+            overall_csv(&analysis),
+            ",lang,tag\ncount,5,5\nunique,3,2\ntop,b,\"x,y\"\nfreq,2,3\n"
+        );
+    }
+}
