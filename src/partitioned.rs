@@ -58,6 +58,12 @@ pub(crate) async fn run_partitioned(recipe: &Recipe, opts: &RunOptions) -> Resul
         Some(m) => m.local.clone(),
         None => job::job_dir(recipe, &job_id)?,
     });
+    // On object storage, the lease keeps other machines off the job (the `.lock` is per machine);
+    // it is held until the job directory is published below.
+    let _lease = match &mirror {
+        Some(m) => Some(job::lease::JobLease::acquire(m.url(), &job_id)?),
+        None => None,
+    };
     if let Some(m) = &mirror {
         let fetched = m
             .pull()

@@ -34,6 +34,18 @@ pub enum StoreError {
     },
 }
 
+/// The outcome of a conditional write ([`Remote::put_if_absent`], [`Remote::put_if_match`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Conditional {
+    /// Written; the new object's ETag.
+    Written(Option<String>),
+    /// Not written: the object exists (`put_if_absent`) or changed (`put_if_match`).
+    Conflict,
+}
+
+/// An object's bytes and its ETag.
+pub type Fetched = (Vec<u8>, Option<String>);
+
 /// An object a local file was downloaded from (kept with the input index, so another process can
 /// fetch the same object into its own cache).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -299,6 +311,60 @@ impl Remote {
                 .await
                 .map(|_| ())
                 .map_err(|e| self.object_error(e))
+        })
+    }
+
+    /// Writes `bytes` as this object only if there is none (S3 `If-None-Match: *`).
+    pub fn put_if_absent(&self, bytes: Vec<u8>) -> Result<Conditional, StoreError> {
+        self.put_conditional(bytes, object_store::PutMode::Create)
+    }
+
+    /// Writes `bytes` as this object only if it still has ETag `e_tag` (S3 `If-Match`).
+    pub fn put_if_match(&self, bytes: Vec<u8>, e_tag: &str) -> Result<Conditional, StoreError> {
+        let version = object_store::UpdateVersion {
+            e_tag: Some(e_tag.to_string()),
+            version: None,
+        };
+        self.put_conditional(bytes, object_store::PutMode::Update(version))
+    }
+
+    fn put_conditional(
+        &self,
+        bytes: Vec<u8>,
+        mode: object_store::PutMode,
+    ) -> Result<Conditional, StoreError> {
+        let opts = object_store::PutOptions {
+            mode,
+            ..Default::default()
+        };
+        block_on(async {
+            match self
+                .store
+                .put_opts(&self.key, PutPayload::from(bytes), opts)
+                .await
+            {
+                Ok(put) => Ok(Conditional::Written(put.e_tag)),
+                Err(
+                    object_store::Error::AlreadyExists { .. }
+                    | object_store::Error::Precondition { .. }
+                    | object_store::Error::NotFound { .. },
+                ) => Ok(Conditional::Conflict),
+                Err(e) => Err(self.object_error(e)),
+            }
+        })
+    }
+
+    /// The object's bytes and ETag, or `None` if it does not exist.
+    pub fn get(&self) -> Result<Option<Fetched>, StoreError> {
+        block_on(async {
+            let got = match self.store.get(&self.key).await {
+                Ok(g) => g,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(self.object_error(e)),
+            };
+            let e_tag = got.meta.e_tag.clone();
+            let bytes = got.bytes().await.map_err(|e| self.object_error(e))?;
+            Ok(Some((bytes.to_vec(), e_tag)))
         })
     }
 

@@ -8,6 +8,7 @@
 pub(crate) mod checkpoints;
 pub(crate) mod events;
 pub(crate) mod info;
+pub(crate) mod lease;
 pub(crate) mod lock;
 pub(crate) mod reuse;
 pub(crate) mod summary;

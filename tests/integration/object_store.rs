@@ -224,6 +224,76 @@ fn count_checkpoints(dir: &Path, job: &str) -> usize {
     n
 }
 
+/// Two machines cannot run one job: while machine A runs it, machine B is refused and told who
+/// holds it; when A finds its lease taken over it stops (exit 75); B takes an expired lease over
+/// and finishes the job, which leaves no lease behind.
+#[test]
+fn a_job_lease_keeps_a_second_machine_off() {
+    let (s3, _) = S3Server::with_corpus();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = recipe(
+        tmp.path(),
+        &format!("s3://{BUCKET}/input/corpus.jsonl"),
+        &format!("s3://{BUCKET}/out/leased.jsonl"),
+        &format!("s3://{BUCKET}/jobs"),
+    );
+    let (machine_a, machine_b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let lease = "jobs/leased/.lease.json";
+    let mut run = s3
+        .dj_run(&machine_a, &remote, &["--job_id", "leased"])
+        .env("DJ_EVENT_DELAY_MS", "30")
+        .env("DJ_JOB_LEASE_SECONDS", "3")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !s3.keys("jobs/leased/").iter().any(|k| k == lease) {
+        assert!(run.try_wait().unwrap().is_none(), "the run ended too early");
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = s3
+        .dj_run(&machine_b, &remote, &["--job_id", "leased"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("job leased is running on") && err.contains(&format!("(pid {})", run.id())),
+        "{err}"
+    );
+    assert!(
+        run.try_wait().unwrap().is_none(),
+        "machine A runs on undisturbed"
+    );
+    // Another run takes the lease over (as after an expiry): machine A stops at its next renewal
+    // instead of writing next to it.
+    s3.put(
+        lease,
+        br#"{"holder":"intruder","host":"elsewhere","pid":1,"expires_epoch":0,"ttl_seconds":3}"#,
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "machine A did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(75));
+    // The intruder's lease has expired: machine B takes the job over and finishes it.
+    ok(&s3
+        .dj_run(&machine_b, &remote, &["--job_id", "leased"])
+        .output()
+        .unwrap());
+    assert!(s3.get("out/leased.jsonl").is_some());
+    assert!(
+        !s3.keys("jobs/leased/").iter().any(|k| k == lease),
+        "released"
+    );
+}
+
 #[test]
 fn dataset_export_and_job_directory_on_s3_resume_on_another_machine() {
     let (s3, corpus) = S3Server::with_corpus();
@@ -287,6 +357,7 @@ fn dataset_export_and_job_directory_on_s3_resume_on_another_machine() {
     let mut run = s3
         .dj_run(&machine_a, &remote, &["--job_id", "moved"])
         .env("DJ_EVENT_DELAY_MS", "20")
+        .env("DJ_JOB_LEASE_SECONDS", "2")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -299,6 +370,8 @@ fn dataset_export_and_job_directory_on_s3_resume_on_another_machine() {
     }
     run.kill().unwrap();
     run.wait().unwrap();
+    // Machine A's lease expires (it is not renewed any more) before machine B may take over.
+    std::thread::sleep(Duration::from_millis(2500));
     assert!(
         s3.keys("jobs/moved/checkpoints/checkpoint_op_")
             .iter()
@@ -525,7 +598,8 @@ fn failed_uploads_are_retried_and_an_outage_leaves_the_job_resumable() {
     // The endpoint fails for good after some uploads: the job fails naming the object, and a
     // machine with only the bucket finishes it.
     let mut strict = 0;
-    for after in [0, 4, 12, 30] {
+    // (The first upload is the job's lease.)
+    for after in [0, 5, 13, 31] {
         let proxy = FaultProxy::start(
             s3.port,
             Faults {
