@@ -95,6 +95,69 @@ fn local_stamp(path: &Path) -> Option<(u64, u128)> {
     Some((meta.len(), modified.as_nanos()))
 }
 
+/// A read-only local copy of job `job_id` of the remote `work_dir` for `dj-job` and `dj-sql`:
+/// its small files (events, summary, recipe, partitioning), and with `checkpoints` its checkpoints
+/// and keys too; plus a snapshot of its lease (`.lease.json`: who runs it). Returns its directory.
+pub(crate) fn job_view(work_dir: &str, job_id: &str, checkpoints: bool) -> Result<PathBuf> {
+    let m = JobMirror::in_area(work_dir, job_id, "views")?;
+    m.pull_where(|rel| checkpoints || !rel.starts_with("checkpoints/") || rel.ends_with(".json"))
+        .with_context(|| format!("cannot read the job directory {}", m.url()))?;
+    let lease = m.remote.join(crate::job::lease::LEASE_FILE);
+    let snapshot = m.local.join(crate::job::lease::LEASE_FILE);
+    match lease.get()? {
+        Some((bytes, _)) => dj_plans::atomic::write_atomic(&snapshot, &bytes)?,
+        None => match std::fs::remove_file(&snapshot) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        },
+    }
+    Ok(m.local.clone())
+}
+
+/// The ids of the job directories (those with a partitioning record or an event log) under the
+/// remote `work_dir`, sorted.
+pub(crate) fn remote_job_ids(work_dir: &str) -> Result<Vec<String>> {
+    let base = Remote::open(work_dir)?;
+    let prefix = format!("{}/", base.key.as_ref());
+    let mut ids = std::collections::BTreeSet::new();
+    for meta in base.list()? {
+        let Some(rel) = meta.location.as_ref().strip_prefix(&prefix) else {
+            continue;
+        };
+        if let Some((id, rest)) = rel.split_once('/')
+            && (rest == "checkpoints/partitioning_info.json" || rest.starts_with("events_"))
+        {
+            ids.insert(id.to_string());
+        }
+    }
+    Ok(ids.into_iter().collect())
+}
+
+/// Asks the run holding job `job_id`'s lease to stop (see [`crate::job::lease::STOP_FILE`]).
+pub(crate) fn request_stop(work_dir: &str, job_id: &str, force: bool) -> Result<()> {
+    let base = work_dir.trim_end_matches('/');
+    let request = crate::job::lease::StopRequest {
+        force,
+        requested_epoch: SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+    };
+    Remote::open(&format!("{base}/{job_id}/{}", crate::job::lease::STOP_FILE))?
+        .put(serde_json::to_vec(&request)?)?;
+    Ok(())
+}
+
+/// The lease of job `job_id` of the remote `work_dir`: who holds it, if anyone.
+pub(crate) fn lease_holder(work_dir: &str, job_id: &str) -> Result<Option<Vec<u8>>> {
+    let base = work_dir.trim_end_matches('/');
+    Ok(Remote::open(&format!(
+        "{base}/{job_id}/{}",
+        crate::job::lease::LEASE_FILE
+    ))?
+    .get()?
+    .map(|(bytes, _)| bytes))
+}
+
 /// Files never published: hidden ones (the per-machine `.lock`, `.mirror.json`, temporary
 /// files being written) and the local diagnostic logs.
 fn private(rel: &str) -> bool {
@@ -104,6 +167,13 @@ fn private(rel: &str) -> bool {
 impl JobMirror {
     /// The mirror of job `job_id` under the remote `work_dir`.
     pub(crate) fn new(work_dir: &str, job_id: &str) -> Result<Arc<JobMirror>> {
+        JobMirror::in_area(work_dir, job_id, "jobs")
+    }
+
+    /// The copy of the job in `$DJ_CACHE_DIR/{area}/`: `jobs` for the runs' mirrors, `views` for
+    /// the read-only copies `dj-job` and `dj-sql` fetch (apart, so that a tool never writes into
+    /// the mirror a run on this machine works in).
+    fn in_area(work_dir: &str, job_id: &str, area: &str) -> Result<Arc<JobMirror>> {
         let base = work_dir.trim_end_matches('/');
         let job_url = if base.ends_with(job_id) {
             base.to_string()
@@ -112,7 +182,7 @@ impl JobMirror {
         };
         let remote = Remote::open(&job_url)?;
         let local = store::cache_dir()
-            .join("jobs")
+            .join(area)
             .join(short_hash(&job_url))
             .join(job_id);
         let manifest = std::fs::read(local.join(".mirror.json"))
@@ -154,13 +224,18 @@ impl JobMirror {
     /// machine lacks or whose object changed since this machine last published or fetched it
     /// (another machine ran the job since). Returns how many files were fetched.
     pub(crate) fn pull(&self) -> Result<usize> {
+        self.pull_where(|_| true)
+    }
+
+    /// [`JobMirror::pull`] of the files `wanted` accepts (by path relative to the job directory).
+    fn pull_where(&self, wanted: impl Fn(&str) -> bool) -> Result<usize> {
         let mut fetched = 0;
         let prefix = format!("{}/", self.remote.key.as_ref());
         for meta in self.remote.list()? {
             let Some(rel) = meta.location.as_ref().strip_prefix(&prefix) else {
                 continue;
             };
-            if private(rel) {
+            if private(rel) || !wanted(rel) {
                 continue;
             }
             let dest = self.local.join(rel);

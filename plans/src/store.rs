@@ -200,6 +200,29 @@ impl Remote {
         }
     }
 
+    /// The location `name` next to this one (under the same parent key).
+    pub fn sibling(&self, name: &str) -> Remote {
+        let parts: Vec<_> = self.key.parts().collect();
+        let parent = ObjectPath::from_iter(parts[..parts.len().saturating_sub(1)].iter().cloned());
+        let url = self
+            .url
+            .rsplit_once('/')
+            .map_or(self.url.as_str(), |(d, _)| d);
+        Remote {
+            url: format!("{url}/{}", name.trim_matches('/')),
+            store: self.store.clone(),
+            key: parent,
+        }
+        .join_key(name)
+    }
+
+    fn join_key(mut self, rel: &str) -> Remote {
+        for part in rel.split('/').filter(|p| !p.is_empty()) {
+            self.key = self.key.clone().join(part);
+        }
+        self
+    }
+
     fn object_error(&self, source: object_store::Error) -> StoreError {
         StoreError::Object {
             url: self.url.clone(),

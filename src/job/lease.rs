@@ -18,6 +18,33 @@ use serde::{Deserialize, Serialize};
 /// The lease object's name in the job directory (hidden: never mirrored).
 pub(crate) const LEASE_FILE: &str = ".lease.json";
 
+/// `dj-job stop` on object storage writes this next to the lease; the lease holder polls for it
+/// and stops its own process (SIGTERM, or SIGKILL with `force`).
+pub(crate) const STOP_FILE: &str = ".stop_request.json";
+
+/// How often a run looks for a stop request (at most).
+const STOP_POLL: Duration = Duration::from_secs(2);
+
+/// A stop request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct StopRequest {
+    pub(crate) force: bool,
+    pub(crate) requested_epoch: f64,
+}
+
+/// What a snapshot of a job's lease (`{job view}/.lease.json`, fetched by `dj-job`) says about
+/// who runs the job.
+pub(crate) fn snapshot_info(job_dir: &std::path::Path) -> Option<super::LockInfo> {
+    let lease: Lease =
+        serde_json::from_slice(&std::fs::read(job_dir.join(LEASE_FILE)).ok()?).ok()?;
+    Some(super::LockInfo {
+        present: true,
+        pid: i32::try_from(lease.pid).ok(),
+        stale: now_epoch() > lease.expires_epoch,
+        host: Some(lease.host),
+    })
+}
+
 /// The exit code of a run that lost its lease.
 const LOST_LEASE_EXIT: i32 = 75;
 
@@ -135,6 +162,8 @@ impl JobLease {
                 cannot()
             );
         };
+        // A stop request addressed to an earlier run is not for this one.
+        remote.sibling(STOP_FILE).delete().with_context(cannot)?;
         let holder = lease.holder.clone();
         let (stop, stopped) = mpsc::channel();
         let renewer = {
@@ -168,11 +197,35 @@ fn renew(
         );
         std::process::exit(LOST_LEASE_EXIT);
     };
+    let stop_file = remote.sibling(STOP_FILE);
+    let renew_every = ttl / 3;
+    let mut next_renewal = std::time::Instant::now() + renew_every;
     loop {
-        match stopped.recv_timeout(ttl / 3) {
+        let wait = next_renewal
+            .saturating_duration_since(std::time::Instant::now())
+            .min(STOP_POLL);
+        match stopped.recv_timeout(wait) {
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             _ => return,
         }
+        if let Ok(Some((bytes, _))) = stop_file.get() {
+            let force = serde_json::from_slice::<StopRequest>(&bytes).is_ok_and(|r| r.force);
+            let _ = stop_file.delete();
+            tracing::warn!("job {job_id}: stop requested through {}", stop_file.url);
+            let signal = if force {
+                // Killed, the run cannot release its lease: release it first.
+                let _ = remote.delete();
+                libc::SIGKILL
+            } else {
+                libc::SIGTERM
+            };
+            // SAFETY: signals this process, as `dj-job stop` does a local run.
+            unsafe { libc::kill(libc::getpid(), signal) };
+        }
+        if std::time::Instant::now() < next_renewal {
+            continue;
+        }
+        next_renewal = std::time::Instant::now() + renew_every;
         let Some(tag) = e_tag.clone() else {
             lost(format!(
                 "the store gave no ETag for its lease {}",

@@ -73,13 +73,18 @@ pub(crate) struct LockInfo {
     /// The lock names no live process (dead, or its pid was since reused by a process started
     /// after the lock was written): the next run takes it over.
     pub stale: bool,
+    /// For a job on object storage: the machine whose lease holds it (`pid` is a process
+    /// there; `stale`: the lease expired).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// Reads the lock of `job_dir`.
 pub(crate) fn lock_info(job_dir: &Path) -> LockInfo {
     let path = job_dir.join(".lock");
     let Ok(meta) = std::fs::metadata(&path) else {
-        return LockInfo::default();
+        // A view of a job on object storage carries a snapshot of its lease instead.
+        return super::lease::snapshot_info(job_dir).unwrap_or_default();
     };
     let pid = lock_pid(job_dir);
     let live = pid.is_some_and(|pid| {
@@ -100,6 +105,7 @@ pub(crate) fn lock_info(job_dir: &Path) -> LockInfo {
         present: true,
         pid,
         stale: !live,
+        host: None,
     }
 }
 

@@ -52,8 +52,16 @@ pub(crate) enum JobCommand {
     List,
 }
 
+/// `--work_dir` on object storage (`s3://...`): the tools read local views of its jobs.
+fn remote_work_dir(work_dir: &Path) -> Option<&str> {
+    work_dir.to_str().filter(|w| dj_plans::store::is_remote(w))
+}
+
 fn job_path(work_dir: &Path, job_id: &str) -> Result<PathBuf> {
     crate::job::validate_job_id(job_id)?;
+    if let Some(url) = remote_work_dir(work_dir) {
+        return crate::remote::job_view(url, job_id, false);
+    }
     let dir = work_dir.join(job_id);
     if !dir.is_dir() {
         bail!(
@@ -91,7 +99,10 @@ pub fn job_main() -> ExitCode {
 fn job_cmd(flags: &JobFlags) -> Result<bool> {
     match &flags.command {
         JobCommand::List => {
-            let jobs = list_jobs(&flags.work_dir)?;
+            let jobs = match remote_work_dir(&flags.work_dir) {
+                Some(url) => list_remote_jobs(url)?,
+                None => list_jobs(&flags.work_dir)?,
+            };
             if flags.json {
                 print_json(&jobs, true)?;
             } else {
@@ -107,8 +118,14 @@ fn job_cmd(flags: &JobFlags) -> Result<bool> {
             if !timeout.is_finite() || *timeout < 0.0 {
                 bail!("--timeout must be a number of seconds >= 0, got {timeout}");
             }
-            let dir = job_path(&flags.work_dir, job_id)?;
-            let r = stop_job(&dir, *force, Duration::from_secs_f64(*timeout))?;
+            let timeout = Duration::from_secs_f64(*timeout);
+            let r = match remote_work_dir(&flags.work_dir) {
+                Some(url) => {
+                    crate::job::validate_job_id(job_id)?;
+                    stop_remote_job(url, job_id, *force, timeout)?
+                }
+                None => stop_job(&job_path(&flags.work_dir, job_id)?, *force, timeout)?,
+            };
             if flags.json {
                 print_json(&r, true)?;
             } else if r.success {
@@ -137,14 +154,21 @@ fn job_cmd(flags: &JobFlags) -> Result<bool> {
             if !interval.is_finite() || *interval <= 0.0 {
                 bail!("--interval must be a positive number of seconds, got {interval}");
             }
-            watch_progress(&dir, flags, *detailed, Duration::from_secs_f64(*interval))?;
+            watch_progress(job_id, flags, *detailed, Duration::from_secs_f64(*interval))?;
             Ok(true)
         }
     }
 }
 
 /// `monitor --watch`: redraw until Ctrl+C or the job is no longer running.
-fn watch_progress(dir: &Path, flags: &JobFlags, detailed: bool, interval: Duration) -> Result<()> {
+/// Prints the job's progress every `interval` until it is no longer running (a job on object
+/// storage is fetched again each time).
+fn watch_progress(
+    job_id: &str,
+    flags: &JobFlags,
+    detailed: bool,
+    interval: Duration,
+) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -153,7 +177,7 @@ fn watch_progress(dir: &Path, flags: &JobFlags, detailed: bool, interval: Durati
         let ctrl_c = tokio::signal::ctrl_c();
         tokio::pin!(ctrl_c);
         loop {
-            let p = job_progress(dir)?;
+            let p = job_progress(&job_path(&flags.work_dir, job_id)?)?;
             if flags.json {
                 // One JSON object a line, a snapshot each interval.
                 print_json(&p, false)?;

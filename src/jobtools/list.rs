@@ -33,25 +33,46 @@ pub(crate) fn list_jobs(work_dir: &Path) -> Result<Vec<JobListing>> {
         if !is_job_dir(&dir) {
             continue;
         }
-        let p = progress_at(&dir, epoch_now())?;
-        jobs.push(JobListing {
-            job_id: p.job_id,
-            job_dir: p.job_dir,
-            status: p.status,
-            start_time: p.start_time,
-            last_event_time: p.last_event.and_then(|e| e.timestamp),
-            pid: p.pid,
-            stale_lock: p.lock.present && p.lock.stale,
-            completed_partitions: p.overall.completed_partitions,
-            total_partitions: p.overall.total_partitions,
-            progress_percentage: p.overall.progress_percentage,
-        });
+        jobs.push(listing(progress_at(&dir, epoch_now())?));
     }
+    sort_newest_first(&mut jobs);
+    Ok(jobs)
+}
+
+/// Every job directory under the work directory `url` on object storage, read through local
+/// views (see [`crate::remote::job_view`]); each listed under its URL.
+pub(crate) fn list_remote_jobs(url: &str) -> Result<Vec<JobListing>> {
+    let mut jobs = Vec::new();
+    for id in crate::remote::remote_job_ids(url)? {
+        let view = crate::remote::job_view(url, &id, false)?;
+        let mut l = listing(progress_at(&view, epoch_now())?);
+        l.job_dir = PathBuf::from(format!("{}/{id}", url.trim_end_matches('/')));
+        jobs.push(l);
+    }
+    sort_newest_first(&mut jobs);
+    Ok(jobs)
+}
+
+fn listing(p: JobProgress) -> JobListing {
+    JobListing {
+        job_id: p.job_id,
+        job_dir: p.job_dir,
+        status: p.status,
+        start_time: p.start_time,
+        last_event_time: p.last_event.and_then(|e| e.timestamp),
+        pid: p.pid,
+        stale_lock: p.lock.present && p.lock.stale,
+        completed_partitions: p.overall.completed_partitions,
+        total_partitions: p.overall.total_partitions,
+        progress_percentage: p.overall.progress_percentage,
+    }
+}
+
+fn sort_newest_first(jobs: &mut [JobListing]) {
     jobs.sort_by(|a, b| {
         b.start_time
             .unwrap_or(f64::NEG_INFINITY)
             .total_cmp(&a.start_time.unwrap_or(f64::NEG_INFINITY))
             .then_with(|| b.job_id.cmp(&a.job_id))
     });
-    Ok(jobs)
 }

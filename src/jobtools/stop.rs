@@ -195,3 +195,98 @@ pub(crate) fn resume_command(job_dir: &Path, job_id: &str) -> String {
     cmd.push_str(&format!(" --resume {job_id}"));
     cmd
 }
+
+/// Stops a job whose directory is on object storage (`work_dir` a URL) and which a run on any
+/// machine holds through its lease: writes a stop request that the run polls for (every 2 s),
+/// then waits (up to `timeout`) until the run has released its lease. Graceful, the run stops as
+/// on SIGTERM; `force`, it releases its lease and kills itself (SIGKILL).
+pub(crate) fn stop_remote_job(
+    work_dir: &str,
+    job_id: &str,
+    force: bool,
+    timeout: Duration,
+) -> Result<StopResult> {
+    let view = crate::remote::job_view(work_dir, job_id, false)?;
+    let lock = lock_info(&view);
+    let (pid, host) = match (&lock.host, lock.pid, lock.stale) {
+        (Some(host), Some(pid), false) => (pid, host.clone()),
+        (Some(host), _, true) => bail!(
+            "job {job_id} is not running: its lease names {host}, which stopped renewing it (it \
+             expired); nothing to stop"
+        ),
+        _ => {
+            let status = progress_at(&view, epoch_now())
+                .map(|p| p.status)
+                .unwrap_or(JobStatus::Unknown);
+            bail!("job {job_id} is not running (no lease; status: {status}); nothing to stop");
+        }
+    };
+    let held = crate::remote::lease_holder(work_dir, job_id)?;
+    crate::remote::request_stop(work_dir, job_id, force)?;
+    let t0 = Instant::now();
+    let released = loop {
+        let now = crate::remote::lease_holder(work_dir, job_id)?;
+        if now.is_none() || now != held {
+            break true;
+        }
+        if t0.elapsed() >= timeout {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let waited = t0.elapsed().as_secs_f64();
+    let view = crate::remote::job_view(work_dir, job_id, false)?;
+    let progress = progress_at(&view, epoch_now())?;
+    let (signal, how) = if force {
+        ("SIGKILL", "was killed")
+    } else {
+        ("SIGTERM", "stopped")
+    };
+    let success = released && progress.status != JobStatus::Running;
+    let resumable = success
+        && progress.status != JobStatus::Completed
+        && JobPaths::new(view.clone()).partitioning_info().is_file();
+    let resume_command = resumable.then(|| resume_command(&view, job_id));
+    let stop_logged = {
+        let events = load_events(&view);
+        let start = events
+            .iter()
+            .rposition(|e| EventKind::of(e) == Some(EventKind::JobStart));
+        events[start.unwrap_or(0)..]
+            .iter()
+            .any(|e| EventKind::of(e) == Some(EventKind::JobFailed) && e["status"] == "stopped")
+    };
+    let message = if success {
+        let mut m = format!(
+            "Job {job_id}: asked process {pid} on {host} to stop ({signal}); it {how} and \
+             released the job after {waited:.1}s. Status: {}.",
+            progress.status
+        );
+        if let Some(cmd) = &resume_command {
+            m.push_str(&format!(" Resume it (on any machine) with: {cmd}"));
+        }
+        m
+    } else {
+        format!(
+            "Job {job_id}: process {pid} on {host} still holds the job {waited:.1}s after the stop \
+             request. Wait longer (--timeout) or use --force."
+        )
+    };
+    Ok(StopResult {
+        job_id: job_id.to_string(),
+        job_dir: PathBuf::from(format!("{}/{job_id}", work_dir.trim_end_matches('/'))),
+        pid,
+        signal: signal.into(),
+        force,
+        success,
+        process_exited: released,
+        lock_released: released,
+        stale_lock_removed: false,
+        stop_event_logged: stop_logged,
+        status: progress.status,
+        resumable,
+        waited_seconds: waited,
+        message,
+        resume_command,
+    })
+}

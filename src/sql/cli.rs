@@ -48,7 +48,15 @@ pub fn sql_main() -> ExitCode {
 
 fn sql_cmd(flags: &SqlFlags) -> Result<bool> {
     crate::job::validate_job_id(&flags.job_id)?;
-    let dir = flags.work_dir.join(&flags.job_id);
+    let dir = match flags
+        .work_dir
+        .to_str()
+        .filter(|w| dj_plans::store::is_remote(w))
+    {
+        // A job on object storage: its files (checkpoints included) fetched into a local view.
+        Some(url) => crate::remote::job_view(url, &flags.job_id, true)?,
+        None => flags.work_dir.join(&flags.job_id),
+    };
     if !dir.is_dir() {
         bail!(
             "Job directory not found: {} (--work_dir is the directory holding job directories)",
