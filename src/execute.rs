@@ -16,6 +16,7 @@ use anyhow::{Context, Result, bail};
 use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
 use dj_plans::nodes::auto::AutoCheckpoints;
@@ -405,9 +406,12 @@ impl JobCtx {
 /// A partition's plan, ready to execute.
 struct PartitionPlan {
     partition: usize,
+    /// The ops it reports: its own, after those the cluster's dedup passes ran for it.
     ops: Vec<(usize, String)>,
     compiled: CompiledRecipe,
     physical: Arc<dyn ExecutionPlan>,
+    /// Its input's rows were counted by a dedup pass: its own load (a checkpoint) is not.
+    loaded_before: bool,
 }
 
 /// The session partitions are planned in, and whether it sends them to a cluster.
@@ -425,14 +429,19 @@ async fn partition_source(
     range: RowRange,
     start: &Start,
     sink: Option<Arc<dyn RangeHashSink>>,
+    mirror: Option<&crate::remote::JobMirror>,
 ) -> Result<(RowRangeTable, bool, usize)> {
     let input = || RowRangeTable::new(index.clone(), vec![range]);
     Ok(match start {
         Start::Input => (input().with_hash_sink(sink), true, 0),
-        Start::Checkpoint { op, path, refilter } => {
-            let table = checkpoint_table(recipe, index, *op, path).await?;
-            let first = if *refilter { *op } else { op + 1 };
-            (table, false, first)
+        Start::Checkpoint { op, path, .. } => {
+            // A checkpoint an executor published may be missing here, and on other executors.
+            let published = match mirror {
+                Some(m) => Some(m.fetch(path)?),
+                None => None,
+            };
+            let table = checkpoint_table(recipe, index, *op, path, published).await?;
+            (table, false, first_op(start))
         }
     })
 }
@@ -461,6 +470,7 @@ pub(crate) async fn checkpoint_table(
     index: &Arc<InputIndex>,
     op: usize,
     path: &Path,
+    published: Option<dj_plans::store::RemoteObject>,
 ) -> Result<RowRangeTable> {
     let all_input = RowRange {
         start: 0,
@@ -478,8 +488,13 @@ pub(crate) async fn checkpoint_table(
     )?;
     let schema = Arc::new(upto.plan.schema().as_arrow().clone());
     let path_s = path.display().to_string();
-    let ckpt = tokio::task::spawn_blocking(move || InputIndex::build_with_schema(&path_s, schema))
-        .await??;
+    let mut ckpt =
+        tokio::task::spawn_blocking(move || InputIndex::build_with_schema(&path_s, schema))
+            .await??;
+    // Executors without the file fetch it from where it was published.
+    if let Some(file) = ckpt.files.first_mut() {
+        file.remote = published;
+    }
     let all = RowRange {
         start: 0,
         end: ckpt.total_rows,
@@ -491,30 +506,45 @@ pub(crate) async fn checkpoint_table(
 /// dedup op in order, each partition that has not yet given its keys runs its ops up to the
 /// op's hash column on the cluster and returns just that column; the keys are persisted and
 /// given to the op's barrier as a local run would. The plans then carry each partition's keep
-/// decision. The ops before a dedup run once per dedup op and once more in the final plan.
+/// decision. With a job directory, that pass also saves the rows before the dedup as the
+/// checkpoint after the op before it (written, and published, by the executor), and the
+/// partition continues from there: the ops before a dedup run once, not once per dedup op and
+/// again in the final plan. Returns where each partition now starts.
 async fn decide_dedups_on_cluster(
     recipe: &Recipe,
     index: &Arc<InputIndex>,
     ranges: &[RowRange],
     starts: &[Start],
     barriers: &Barriers,
-    session: &SessionContext,
-    concurrency: usize,
-) -> Result<()> {
-    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-    use dj_plans::nodes::DedupNode;
+    job: Option<&JobCtx>,
+    cluster: (&SessionContext, &str),
+) -> Result<DedupPasses> {
     use futures::TryStreamExt;
+    let (session, scheduler) = cluster;
+    let concurrency = concurrency_limit(recipe, ranges.len());
+    let mut starts = starts.to_vec();
+    let mut figures: Vec<PassFigures> = (0..ranges.len()).map(|_| PassFigures::default()).collect();
     for (&g, barrier) in &barriers.dedup {
-        let todo = starts.iter().enumerate().filter(|(_, s)| match s {
-            Start::Input => true,
-            Start::Checkpoint { op, .. } => *op < g,
-        });
-        futures::stream::iter(todo)
+        let todo: Vec<(usize, Start)> = starts
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| match s {
+                Start::Input => true,
+                Start::Checkpoint { op, .. } => *op < g,
+            })
+            .map(|(p, s)| (p, s.clone()))
+            .collect();
+        let done: Vec<(usize, Option<Start>, PassFigures)> = futures::stream::iter(todo)
             .map(|(p, start)| async move {
+                let mirror = job.and_then(|j| j.mirror.as_deref());
                 let (table, from_input, first) =
-                    partition_source(recipe, index, ranges[p], start, None).await?;
-                let no_checkpoints = |_: &OpConfig| None;
-                let ctx = barriers.context(p, &no_checkpoints);
+                    partition_source(recipe, index, ranges[p], &start, None, mirror).await?;
+                // The rows before the dedup, saved for what follows (when there are ops to save).
+                let target = job
+                    .filter(|_| g > first)
+                    .map(|j| checkpoint_target(recipe, j, &recipe.process[g - 1], p, first, true));
+                let materialize = |op: &OpConfig| target.clone().filter(|t| t.op_index == op.index);
+                let ctx = barriers.context(p, &materialize);
                 let compiled = compile_partition(
                     recipe,
                     Arc::new(table),
@@ -522,37 +552,178 @@ async fn decide_dedups_on_cluster(
                     &recipe.process[first..=g],
                     &ctx,
                 )?;
-                let mut hashed = None;
-                compiled.plan.apply(|node| {
-                    if let datafusion::logical_expr::LogicalPlan::Extension(e) = node
-                        && let Some(d) = e.node.as_any().downcast_ref::<DedupNode>()
-                        && d.index == g
-                    {
-                        hashed = Some((d.input.clone(), d.hash_column.clone()));
-                        return Ok(TreeNodeRecursion::Stop);
-                    }
-                    Ok(TreeNodeRecursion::Continue)
-                })?;
-                let (input, column) = hashed.expect("the compiled ops end with the dedup op");
+                let (input, column) = dedup_input(&compiled.plan, g);
                 let keys_plan = datafusion::logical_expr::LogicalPlanBuilder::from(input)
                     .project(vec![datafusion::prelude::col(&column)])?
                     .build()?;
-                let stream = session
-                    .execute_logical_plan(keys_plan)
-                    .await?
-                    .execute_stream()
-                    .await?;
+                let started = Instant::now();
+                let physical = session.state().create_physical_plan(&keys_plan).await?;
+                let stream = datafusion::physical_plan::execute_stream(
+                    physical.clone(),
+                    session.task_ctx(),
+                )?;
                 let keys =
                     dj_plans::nodes::dedup::collect_keys(stream, barrier.kind(), &column).await?;
+                let rows = keys.rows() as u64;
                 barrier.contribute(p, keys)?;
-                anyhow::Ok(())
+                // The per-op figures of the ops this pass ran (the final plan runs the rest);
+                // the rows a pass from a checkpoint loads were counted by the pass before.
+                let ran: Vec<(String, MetricsSet)> = match crate::cluster::executed_operators(
+                    scheduler, &physical,
+                )
+                .await
+                {
+                    Ok(ops) => ops
+                        .into_iter()
+                        .filter(|(o, _)| from_input || !o.starts_with("OpBoundaryExec: load"))
+                        .collect(),
+                    Err(e) => {
+                        tracing::warn!(
+                            "partition {p}: per-op figures of dedup #{g}'s pass unavailable: {e:#}"
+                        );
+                        Vec::new()
+                    }
+                };
+                // The dedup's own work in the pass (hashing, keys): the pass's time after its
+                // input was produced (the last boundary's chain time).
+                let input_label = if g > first {
+                    format!("OpBoundaryExec: #{} ", g - 1)
+                } else {
+                    "OpBoundaryExec: load".to_string()
+                };
+                let upstream = ran
+                    .iter()
+                    .filter(|(o, _)| o.starts_with(&input_label))
+                    .filter_map(|(_, m)| m.sum_by_name(dj_plans::nodes::op_boundary::CHAIN_TIME))
+                    .map(|v| v.as_usize() as u64)
+                    .max()
+                    .unwrap_or(0);
+                let own = (started.elapsed().as_nanos() as u64).saturating_sub(upstream);
+                let figures = PassFigures {
+                    operators: ran,
+                    offline: vec![(g, own)],
+                };
+                let Some(t) = target else {
+                    return anyhow::Ok((p, None, figures));
+                };
+                if let Some(j) = job {
+                    j.checkpoint_listener().saved(&SavedCheckpoint {
+                        op_index: t.op_index,
+                        op_name: t.op_name.clone(),
+                        partition: p,
+                        path: t.path.clone(),
+                        rows,
+                        seconds: started.elapsed().as_secs_f64(),
+                        seal: dj_plans::seal::read_seal(&t.path),
+                        reason: Some(format!(
+                            "rows before deduplicator #{g}, kept for what follows"
+                        )),
+                    });
+                }
+                let next = Start::Checkpoint {
+                    op: t.op_index,
+                    path: t.path,
+                    refilter: false,
+                };
+                anyhow::Ok((p, Some(next), figures))
             })
             .buffer_unordered(concurrency.max(1))
-            .try_collect::<Vec<()>>()
+            .try_collect()
             .await
             .with_context(|| format!("dedup op #{g}: computing keys on the cluster"))?;
+        for (p, next, f) in done {
+            if let Some(next) = next {
+                starts[p] = next;
+            }
+            figures[p].operators.extend(f.operators);
+            figures[p].offline.extend(f.offline);
+        }
     }
-    Ok(())
+    Ok(DedupPasses { starts, figures })
+}
+
+/// What the dedup passes measured for one partition: the operators they ran with their metrics,
+/// and each dedup op's own time in its pass.
+#[derive(Default)]
+struct PassFigures {
+    operators: Vec<(String, MetricsSet)>,
+    offline: Vec<(usize, u64)>,
+}
+
+/// The first op a partition starting at `start` runs.
+fn first_op(start: &Start) -> usize {
+    match start {
+        Start::Input => 0,
+        Start::Checkpoint { op, refilter, .. } => {
+            if *refilter {
+                *op
+            } else {
+                op + 1
+            }
+        }
+    }
+}
+
+/// What [`decide_dedups_on_cluster`] leaves: where each partition starts now, and per partition
+/// the operators its passes ran with their metrics (booked with the final plan's figures).
+struct DedupPasses {
+    starts: Vec<Start>,
+    figures: Vec<PassFigures>,
+}
+
+/// The input of dedup op `g`'s node in `plan` (its rows with the hash column) and that column.
+fn dedup_input(
+    plan: &datafusion::logical_expr::LogicalPlan,
+    g: usize,
+) -> (datafusion::logical_expr::LogicalPlan, String) {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use dj_plans::nodes::DedupNode;
+    let mut hashed = None;
+    plan.apply(|node| {
+        if let datafusion::logical_expr::LogicalPlan::Extension(e) = node
+            && let Some(d) = e.node.as_any().downcast_ref::<DedupNode>()
+            && d.index == g
+        {
+            hashed = Some((d.input.clone(), d.hash_column.clone()));
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .expect("visiting a plan cannot fail");
+    hashed.expect("the compiled ops end with the dedup op")
+}
+
+/// Where partition `p` saves its checkpoint after `op`; on a cluster (`remote`) the executor that
+/// writes it also publishes it to the job directory's bucket.
+fn checkpoint_target(
+    recipe: &Recipe,
+    job: &JobCtx,
+    op: &OpConfig,
+    p: usize,
+    first: usize,
+    remote: bool,
+) -> CheckpointTarget {
+    let s = &recipe.intermediate_storage;
+    let name = checkpoint_file_name(op.index, p, s.format, s.compression);
+    let publish = job
+        .mirror
+        .as_ref()
+        .filter(|_| remote)
+        .map(|m| format!("{}/checkpoints/{name}", m.url()));
+    CheckpointTarget {
+        op_index: op.index,
+        op_name: op.name.clone(),
+        partition: p,
+        path: job.paths.checkpoints.join(name),
+        format: s.format,
+        compression: s.compression,
+        listener: job.checkpoint_listener(),
+        publish,
+        auto: job.auto.as_ref().map(|model| AutoSink {
+            model: model.clone(),
+            first_op: first,
+        }),
+    }
 }
 
 /// Plans every partition. Also used by `dj-plan explain` (partition 0's plan is shown).
@@ -572,35 +743,20 @@ async fn plan_partitions(
         let sink = job
             .filter(|_| !remote)
             .and_then(|j| j.hash_sinks.get(p).cloned().flatten());
-        let (table, from_input, first) =
-            partition_source(recipe, index, *range, start, sink).await?;
+        let (table, from_input, first) = partition_source(
+            recipe,
+            index,
+            *range,
+            start,
+            sink,
+            job.and_then(|j| j.mirror.as_deref()),
+        )
+        .await?;
         let ops = &recipe.process[first.min(recipe.process.len())..];
         let checkpoint = |op: &OpConfig| -> Option<CheckpointTarget> {
             let job = job?;
-            should_checkpoint(recipe, op).then(|| {
-                let s = &recipe.intermediate_storage;
-                let name = checkpoint_file_name(op.index, p, s.format, s.compression);
-                // On a cluster, the executor that writes a checkpoint also publishes it.
-                let publish = job
-                    .mirror
-                    .as_ref()
-                    .filter(|_| remote)
-                    .map(|m| format!("{}/checkpoints/{name}", m.url()));
-                CheckpointTarget {
-                    op_index: op.index,
-                    op_name: op.name.clone(),
-                    partition: p,
-                    path: job.paths.checkpoints.join(name),
-                    format: s.format,
-                    compression: s.compression,
-                    listener: job.checkpoint_listener(),
-                    publish,
-                    auto: job.auto.as_ref().map(|model| AutoSink {
-                        model: model.clone(),
-                        first_op: first,
-                    }),
-                }
-            })
+            should_checkpoint(recipe, op)
+                .then(|| checkpoint_target(recipe, job, op, p, first, remote))
         };
         let ctx = barriers.context(p, &checkpoint);
         let compiled = compile_partition(recipe, Arc::new(table), from_input, ops, &ctx)
@@ -612,6 +768,7 @@ async fn plan_partitions(
             ops,
             compiled,
             physical,
+            loaded_before: false,
         });
     }
     Ok(plans)
@@ -710,18 +867,31 @@ pub(crate) async fn execute(
             );
         }
     }
+    // On a cluster, dedups may move where partitions start (see decide_dedups_on_cluster).
+    let original_starts = starts;
+    let mut starts = starts.to_vec();
+    let mut pass_figures: Vec<PassFigures> = Vec::new();
     let (session, scheduler) = match target {
         Target::Local => (planner::session(1), None),
         Target::Ballista { scheduler } => {
             // Executors cannot report content hashes back: hash here before they read.
             if let Some(job) = job {
-                hash_before_remote_read(index, ranges, starts, job, concurrency_limit(recipe, n))
+                hash_before_remote_read(index, ranges, &starts, job, concurrency_limit(recipe, n))
                     .await?;
             }
             let session = crate::cluster::client(scheduler).await?;
-            let limit = concurrency_limit(recipe, n);
-            decide_dedups_on_cluster(recipe, index, ranges, starts, &barriers, &session, limit)
-                .await?;
+            let passes = decide_dedups_on_cluster(
+                recipe,
+                index,
+                ranges,
+                &starts,
+                &barriers,
+                job,
+                (&session, scheduler),
+            )
+            .await?;
+            starts = passes.starts;
+            pass_figures = passes.figures;
             if let Some(m) = job.and_then(|j| j.mirror.as_ref()) {
                 // Executors publish their checkpoints; the hashes and dedup keys they depend on
                 // are published first, from here.
@@ -735,7 +905,7 @@ pub(crate) async fn execute(
         recipe,
         index,
         ranges,
-        starts,
+        &starts,
         &barriers,
         job,
         &PlanEngine {
@@ -744,6 +914,31 @@ pub(crate) async fn execute(
         },
     )
     .await?;
+    let mut plans = plans;
+    for plan in &mut plans {
+        let Some(f) = pass_figures.get(plan.partition) else {
+            continue;
+        };
+        for (op, nanos) in &f.offline {
+            plan.compiled.counters.add_offline(*op, *nanos);
+        }
+        if f.operators.is_empty() {
+            continue;
+        }
+        for (operator, metrics) in &f.operators {
+            plan.compiled.counters.record_executed(operator, metrics);
+        }
+        plan.loaded_before = true;
+        // The ops the passes ran are reported with the plan's own.
+        let before = first_op(&original_starts[plan.partition]);
+        let upto = plan.ops.first().map_or(recipe.process.len(), |(i, _)| *i);
+        let mut ops: Vec<(usize, String)> = recipe.process[before..upto]
+            .iter()
+            .map(|o| (o.index, o.name.clone()))
+            .collect();
+        ops.append(&mut plan.ops);
+        plan.ops = ops;
+    }
     // A single JSON lines export: each partition encodes its own rows, in parallel.
     let schema = plans[0].physical.schema();
     let encoder = if plans.iter().all(|p| p.physical.schema() == schema) {
@@ -986,6 +1181,9 @@ async fn report_remote_partition(
     match crate::cluster::executed_operators(scheduler, &plan.physical).await {
         Ok(operators) => {
             for (operator, metrics) in operators {
+                if plan.loaded_before && operator.starts_with("OpBoundaryExec: load") {
+                    continue;
+                }
                 counters.record_executed(&operator, &metrics);
             }
         }

@@ -266,6 +266,32 @@ impl JobMirror {
             .replace('\\', "/"))
     }
 
+    /// The published object of `path`, a file of the job directory (a checkpoint an executor
+    /// wrote and published), downloaded first when this machine lacks it.
+    pub(crate) fn fetch(&self, path: &Path) -> Result<store::RemoteObject> {
+        let rel = self.relative(path)?;
+        let object = self.remote.join(&rel);
+        let mut e_tag = None;
+        if !path.is_file() {
+            let Some(meta) = object.head()? else {
+                anyhow::bail!(
+                    "{} is neither here nor published at {}",
+                    path.display(),
+                    object.url
+                );
+            };
+            object
+                .download(path)
+                .with_context(|| format!("cannot download {}", object.url))?;
+            e_tag = meta.e_tag;
+        }
+        Ok(store::RemoteObject {
+            url: object.url.clone(),
+            size: std::fs::metadata(path)?.len(),
+            e_tag,
+        })
+    }
+
     /// Publishes one file of the local job directory.
     pub(crate) fn push(&self, path: &Path) -> Result<()> {
         let rel = self.relative(path)?;

@@ -244,7 +244,7 @@ pub fn compile_partition(
     }
     plan = boundary(plan, Boundary::Load, load, "source", &counters);
     for op in ops {
-        plan = compile_op(plan, op, &counters, ctx)?;
+        plan = compile_op(plan, op, &counters, ctx, recipe.keep_hashes_in_res_ds)?;
         plan = boundary(
             plan,
             Boundary::Op(op.index),
@@ -449,6 +449,7 @@ fn compile_op(
     op: &OpConfig,
     counters: &Arc<OpCounters>,
     ctx: &PartitionContext<'_>,
+    keep_hashes: bool,
 ) -> Result<LogicalPlan, CompileError> {
     let schema = plan.schema().clone();
     if let Operator::FieldFilter(_) = &op.operator {
@@ -483,12 +484,21 @@ fn compile_op(
         }
         Operator::FieldFilter(_) | Operator::Selector(_) => unreachable!("handled above"),
         Operator::Deduplicator(d) => {
+            let barrier = ctx
+                .barriers
+                .get(&op.index)
+                .expect("a barrier per dedup op")
+                .clone();
+            // Decided already (a cluster run decides dedups before sending the plans): the
+            // rows are kept by position, so the hash is not computed again, unless exported.
+            let hash = if !keep_hashes && barrier.mask(ctx.partition)?.is_some() {
+                let hash_type = d.hash_udf.return_type(&[DataType::Utf8])?;
+                lit(datafusion::common::ScalarValue::try_from(&hash_type)?)
+            } else {
+                d.hash_udf.call(vec![text])
+            };
             let hashed = builder
-                .project(with_column(
-                    &schema,
-                    d.hash_column,
-                    d.hash_udf.call(vec![text]),
-                ))?
+                .project(with_column(&schema, d.hash_column, hash))?
                 .build()?;
             LogicalPlan::Extension(Extension {
                 node: Arc::new(DedupNode {
@@ -497,11 +507,7 @@ fn compile_op(
                     op_name: op.name.clone(),
                     hash_column: d.hash_column.to_string(),
                     partition: ctx.partition,
-                    barrier: ctx
-                        .barriers
-                        .get(&op.index)
-                        .expect("a barrier per dedup op")
-                        .clone(),
+                    barrier,
                 }),
             })
         }

@@ -102,7 +102,7 @@ pub(crate) async fn job_rows(recipe: &Recipe, job_id: &str) -> Result<JobRows> {
     let index = Arc::new(build_index(recipe).await?);
     let mut tables = Vec::new();
     for f in &files {
-        tables.push(checkpoint_table(recipe, &index, op, f).await?);
+        tables.push(checkpoint_table(recipe, &index, op, f, None).await?);
     }
     Ok(JobRows {
         description: format!(

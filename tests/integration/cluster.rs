@@ -248,6 +248,12 @@ impl Job {
     }
 }
 
+/// The local run's report (what `dj-run` prints).
+fn local_report() -> String {
+    let job = Job::new("");
+    ok(&job.run(&[]))
+}
+
 fn local_export() -> String {
     let job = Job::new("");
     ok(&job.run(&[]));
@@ -334,6 +340,22 @@ fn cluster_runs_match_local_and_survive_a_killed_executor() {
     );
     let types = event_types(&dir);
     assert_eq!(types.iter().filter(|t| *t == "checkpoint_save").count(), 24);
+    // The rows before the deduplicator were computed once, in its keys pass, and kept as the
+    // checkpoint after op 1 (which the strategy saves anyway); the ops of that pass are reported
+    // with true counts, as locally.
+    let local_out = local_report();
+    for op in [
+        "#0  whitespace_normalization_mapper",
+        "#1  clean_links_mapper",
+    ] {
+        let line = |text: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(op))
+                .map(str::to_string)
+                .unwrap_or_else(|| panic!("{op}: {text}"))
+        };
+        assert_eq!(line(&out), line(&local_out));
+    }
     // The deduplicator removed duplicates across partitions, as locally.
     let dedup = out
         .lines()

@@ -307,7 +307,7 @@ impl DedupBarrier {
 
     /// Partition `p`'s keep-mask once every partition's keys are in (`None` before); the
     /// decision's error if it failed.
-    pub(crate) fn mask(&self, p: usize) -> Result<Option<Vec<bool>>> {
+    pub fn mask(&self, p: usize) -> Result<Option<Vec<bool>>> {
         match &self.state.lock().unwrap().keep {
             None => Ok(None),
             Some(Ok(keep)) => Ok(Some(keep[p].clone())),
@@ -728,6 +728,34 @@ impl ExecutionPlan for DedupExec {
         let compute = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema(), 2);
         let tx = builder.tx();
+        // Decided before this plan ran (a cluster run decides every dedup first): no keys to
+        // give and nothing to wait for, so the rows stream through their mask, unspilled.
+        if let Some(keep) = barrier.mask(logical)? {
+            builder.spawn(async move {
+                let mut input = input;
+                let mut offset = 0;
+                while let Some(batch) = input.next().await {
+                    let batch = batch?;
+                    let n = batch.num_rows();
+                    let timer = compute.timer();
+                    let Some(bits) = keep.get(offset..offset + n) else {
+                        return Err(DataFusionError::Execution(format!(
+                            "dedup op #{}: the decided mask has {} rows, the partition more",
+                            barrier.op_index,
+                            keep.len()
+                        )));
+                    };
+                    let kept = filter_record_batch(&batch, &BooleanArray::from(bits.to_vec()))?;
+                    offset += n;
+                    timer.done();
+                    if kept.num_rows() > 0 && tx.send(Ok(kept)).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(())
+            });
+            return Ok(builder.build());
+        }
         builder.spawn(async move {
             let (file, keys) = spill(input, barrier.kind, hash_index, &compute).await?;
             let keep = barrier.arrive(logical, keys).await?;

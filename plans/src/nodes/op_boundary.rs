@@ -109,7 +109,7 @@ impl OpCounters {
     /// Credits op `op` with `nanos` of work done in a task of its own (a deduplicator or
     /// selector draining its input, the upstream work it polled included): the boundaries that
     /// time the chain never saw it, yet it happened before op `op`'s output and every later op.
-    pub(crate) fn add_offline(&self, op: usize, nanos: u64) {
+    pub fn add_offline(&self, op: usize, nanos: u64) {
         self.offline[op + 1].fetch_add(nanos, AtomicOrdering::Relaxed);
     }
     fn add(&self, slot: usize, n: u64, nanos: u64) {
