@@ -316,9 +316,9 @@ fn events(job_dir: &Path) -> Vec<serde_json::Value> {
 /// directory has what a local job has (hashes, checkpoints and their events, per-op counts); and
 /// killing an executor part-way still ends, at once or after one resume, with the same export.
 #[test]
-fn cluster_runs_match_local_and_survive_a_killed_executor() {
+fn cluster_runs_match_local() {
     let want = local_export();
-    let mut cluster = Cluster::start(2);
+    let cluster = Cluster::start(2);
     let scheduler = cluster.scheduler.clone();
     let flags = ["--engine", "ballista", "--scheduler", scheduler.as_str()];
 
@@ -385,22 +385,51 @@ fn cluster_runs_match_local_and_survive_a_killed_executor() {
     for p in info["partitions"].as_array().unwrap() {
         assert_eq!(p["content_hash"].as_str().unwrap().len(), 64, "{p}");
     }
+}
 
-    // Kill executor 0 once the first partitions have checkpoints.
-    let job = Job::new("");
-    let mut run = job
-        .command(&[&flags[..], &["--job_id", "killed"]].concat())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_checkpoints(&job.job_dir("killed"), 2, &mut run);
-    cluster.executors[0].kill().unwrap();
-    cluster.executors[0].wait().unwrap();
-    if !run.wait().unwrap().success() {
-        ok(&job.run(&[&flags[..], &["--resume", "killed"]].concat()));
+/// A lost executor in each phase of a run: while the deduplicator's keys pass runs (it saves the
+/// rows before the dedup, the checkpoints after op 1) and while the final plans write theirs
+/// (after op 3). Each time the job completes, or resumes, to the local export.
+#[test]
+fn a_lost_executor_in_the_dedup_and_checkpoint_phases() {
+    let want = local_export();
+    for (phase, op) in [("dedup keys", 1), ("final checkpoints", 3)] {
+        let mut cluster = Cluster::start(2);
+        let scheduler = cluster.scheduler.clone();
+        let flags = ["--engine", "ballista", "--scheduler", scheduler.as_str()];
+        let job = Job::new("");
+        let mut run = job
+            .command(&[&flags[..], &["--job_id", "killed"]].concat())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let dir = job.job_dir("killed");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let prefix = format!("checkpoint_op_{op:04}_");
+        while !std::fs::read_dir(dir.join("checkpoints"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        {
+            assert!(
+                run.try_wait().unwrap().is_none(),
+                "{phase}: the run ended first"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "{phase}: no checkpoint after op {op}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        cluster.executors[0].kill().unwrap();
+        cluster.executors[0].wait().unwrap();
+        if !run.wait().unwrap().success() {
+            ok(&job.run(&[&flags[..], &["--resume", "killed"]].concat()));
+        }
+        assert_eq!(job.export(), want, "an executor lost in the {phase} phase");
     }
-    assert_eq!(job.export(), want, "after an executor was killed");
 }
 
 /// A job started on the cluster and killed resumes locally, and a local one resumes on the
