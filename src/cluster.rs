@@ -33,7 +33,6 @@ use datafusion_proto::protobuf::LogicalPlanNode;
 use dj_plans::Recipe;
 use dj_plans::codec::{DjLogicalCodec, DjPhysicalCodec};
 use dj_plans::planner;
-use dj_udfs::OpKind;
 
 /// dj-fusion's codecs over Ballista's (which handle the shuffle and other Ballista nodes).
 fn codecs() -> (
@@ -73,17 +72,6 @@ pub(crate) fn check_recipe(recipe: &Recipe) -> Result<()> {
     {
         bail!(
             "--engine ballista does not run checkpoint.strategy: auto (its decisions use measurements the partitions share inside one process). Choose another strategy, or run with --engine local."
-        );
-    }
-    if let Some(op) = recipe
-        .process
-        .iter()
-        .find(|o| o.spec.kind == OpKind::Selector)
-    {
-        bail!(
-            "--engine ballista does not run selectors: op #{} {} ranks all partitions' rows inside one process. Run this recipe with --engine local.",
-            op.index,
-            op.name
         );
     }
     Ok(())

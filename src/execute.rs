@@ -671,6 +671,78 @@ struct DedupPasses {
     figures: Vec<PassFigures>,
 }
 
+/// On a cluster, decides every selector before the partitions' plans are sent, as
+/// [`decide_dedups_on_cluster`] does deduplicators: each partition that has not yet given its
+/// values runs its ops up to the selector on the cluster and returns just the value and order
+/// columns; the values are persisted and given to the op's barrier, which ranks all rows as a
+/// local run would. The plans then carry each partition's ranks.
+async fn decide_selectors_on_cluster(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+    starts: &[Start],
+    barriers: &Barriers,
+    job: Option<&JobCtx>,
+    session: &SessionContext,
+) -> Result<()> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use dj_plans::nodes::SelectNode;
+    use futures::TryStreamExt;
+    let concurrency = concurrency_limit(recipe, ranges.len());
+    for (&s, barrier) in &barriers.select {
+        let todo = starts
+            .iter()
+            .enumerate()
+            .filter(|(_, st)| first_op(st) <= s);
+        futures::stream::iter(todo)
+            .map(|(p, start)| async move {
+                let mirror = job.and_then(|j| j.mirror.as_deref());
+                let (table, from_input, first) =
+                    partition_source(recipe, index, ranges[p], start, None, mirror).await?;
+                let no_checkpoints = |_: &OpConfig| None;
+                let ctx = barriers.context(p, &no_checkpoints);
+                let compiled = compile_partition(
+                    recipe,
+                    Arc::new(table),
+                    from_input,
+                    &recipe.process[first..=s],
+                    &ctx,
+                )?;
+                let mut found = None;
+                compiled.plan.apply(|node| {
+                    if let datafusion::logical_expr::LogicalPlan::Extension(e) = node
+                        && let Some(n) = e.node.as_any().downcast_ref::<SelectNode>()
+                        && n.index == s
+                    {
+                        found = Some((n.input.clone(), n.value_column.clone()));
+                        return Ok(TreeNodeRecursion::Stop);
+                    }
+                    Ok(TreeNodeRecursion::Continue)
+                })?;
+                let (input, value) = found.expect("the compiled ops end with the selector");
+                let values_plan = datafusion::logical_expr::LogicalPlanBuilder::from(input)
+                    .project(vec![
+                        datafusion::prelude::col(&value),
+                        datafusion::prelude::col(dj_plans::nodes::ORDER_COLUMN),
+                    ])?
+                    .build()?;
+                let stream = session
+                    .execute_logical_plan(values_plan)
+                    .await?
+                    .execute_stream()
+                    .await?;
+                let rows = dj_plans::nodes::select::collect_rows(stream, &value, p).await?;
+                barrier.contribute(p, rows)?;
+                anyhow::Ok(())
+            })
+            .buffer_unordered(concurrency.max(1))
+            .try_collect::<Vec<()>>()
+            .await
+            .with_context(|| format!("selector op #{s}: computing values on the cluster"))?;
+    }
+    Ok(())
+}
+
 /// The input of dedup op `g`'s node in `plan` (its rows with the hash column) and that column.
 fn dedup_input(
     plan: &datafusion::logical_expr::LogicalPlan,
@@ -892,6 +964,8 @@ pub(crate) async fn execute(
             .await?;
             starts = passes.starts;
             pass_figures = passes.figures;
+            decide_selectors_on_cluster(recipe, index, ranges, &starts, &barriers, job, &session)
+                .await?;
             if let Some(m) = job.and_then(|j| j.mirror.as_ref()) {
                 // Executors publish their checkpoints; the hashes and dedup keys they depend on
                 // are published first, from here.

@@ -33,7 +33,7 @@ use crate::nodes::checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
 use crate::nodes::op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
-use crate::nodes::{DedupBarrier, DedupExec, DedupNode, SelectExec, SelectNode};
+use crate::nodes::{DedupBarrier, DedupExec, DedupNode, SelectBarrier, SelectExec, SelectNode};
 use crate::recipe::{Compression, StorageFormat};
 use crate::source::{InputFile, InputIndex, RowRange, RowRangeExec, RowRangeTable};
 use dj_udfs::DedupKind;
@@ -70,6 +70,60 @@ enum WireNode {
     /// A deduplicator whose decision for this partition the runner made from every
     /// partition's keys before sending the plan.
     Dedup(WireDedup),
+    /// A selector whose ranks for this partition the runner decided from every partition's
+    /// values before sending the plan.
+    Select(WireSelect),
+}
+
+/// A decided selector of one partition.
+#[derive(Debug, Serialize, Deserialize)]
+struct WireSelect {
+    index: usize,
+    op_name: String,
+    value_column: String,
+    partition: usize,
+    partitions: usize,
+    /// Each row's output rank (`u64::MAX`: dropped).
+    ranks: Vec<u64>,
+}
+
+fn select_node(
+    index: usize,
+    op_name: &str,
+    value_column: &str,
+    partition: usize,
+    barrier: &SelectBarrier,
+) -> Result<WireNode> {
+    let ranks = barrier.ranks(partition).ok_or_else(|| {
+        err(format!(
+            "selector op #{index} {op_name}: a plan is sent only after every partition's values decided what it keeps"
+        ))
+    })?;
+    Ok(WireNode::Select(WireSelect {
+        index,
+        op_name: op_name.to_string(),
+        value_column: value_column.to_string(),
+        partition,
+        partitions: barrier.partitions(),
+        ranks,
+    }))
+}
+
+impl WireSelect {
+    fn barrier(&self) -> Result<Arc<SelectBarrier>> {
+        if self.partition >= self.partitions {
+            return Err(err(format!(
+                "malformed ranks of selector op #{}",
+                self.index
+            )));
+        }
+        Ok(SelectBarrier::decided(
+            self.index,
+            self.partitions,
+            self.partition,
+            self.ranks.clone(),
+        ))
+    }
 }
 
 /// A decided deduplicator of one partition.
@@ -259,12 +313,6 @@ fn static_kind(kind: Option<&str>) -> Result<&'static str> {
         .ok_or_else(|| err(format!("unknown op kind {kind:?}")))
 }
 
-fn refuse_global(name: &str) -> DataFusionError {
-    DataFusionError::NotImplemented(format!(
-        "{name} is a selector, whose partitions meet inside one process; run this recipe with --engine local"
-    ))
-}
-
 fn boundary_node(
     boundary: Boundary,
     op_name: &str,
@@ -405,6 +453,14 @@ impl LogicalExtensionCodec for DjLogicalCodec {
                             partition: d.partition,
                             barrier: d.barrier()?,
                         }),
+                        WireNode::Select(s) => Arc::new(SelectNode {
+                            input,
+                            index: s.index,
+                            op_name: s.op_name.clone(),
+                            value_column: s.value_column.clone(),
+                            partition: s.partition,
+                            barrier: s.barrier()?,
+                        }),
                         WireNode::RowRange { .. } => {
                             return Err(err("a row-range source is a table, not a node"));
                         }
@@ -432,7 +488,14 @@ impl LogicalExtensionCodec for DjLogicalCodec {
             return write_dj(&node, buf);
         }
         if let Some(s) = any.downcast_ref::<SelectNode>() {
-            return Err(refuse_global(&s.op_name));
+            let node = select_node(
+                s.index,
+                &s.op_name,
+                &s.value_column,
+                s.partition,
+                &s.barrier,
+            )?;
+            return write_dj(&node, buf);
         }
         buf.push(INNER);
         self.inner.try_encode(node, buf)
@@ -558,6 +621,13 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
                         d.partition,
                         d.barrier()?,
                     )?),
+                    WireNode::Select(s) => Arc::new(SelectExec::try_new(
+                        input()?,
+                        &s.value_column,
+                        s.op_name.clone(),
+                        s.partition,
+                        s.barrier()?,
+                    )?),
                 })
             }
             Some((&INNER, rest)) => self.inner.try_decode(rest, inputs, ctx, proto_converter),
@@ -605,7 +675,14 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
             return write_dj(&node, buf);
         }
         if let Some(s) = any.downcast_ref::<SelectExec>() {
-            return Err(refuse_global(&s.op_name));
+            let node = select_node(
+                s.index(),
+                &s.op_name,
+                &s.value_column(),
+                s.partition(),
+                s.barrier(),
+            )?;
+            return write_dj(&node, buf);
         }
         buf.push(INNER);
         self.inner.try_encode(node, buf, proto_converter)
@@ -851,7 +928,7 @@ process:
     }
 
     #[tokio::test]
-    async fn selectors_and_local_hash_sinks_are_refused() {
+    async fn undecided_selectors_and_local_hash_sinks_are_refused() {
         let f = fixture(&format!(
             "{RECIPE}  - random_selector:\n      select_num: 2\n"
         ));
@@ -868,7 +945,9 @@ process:
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("random_selector is a selector, whose partitions meet inside one process"),
+            err.contains(
+                "a plan is sent only after every partition's values decided what it keeps"
+            ),
             "{err}"
         );
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{ok, write};
+use crate::common::{ok, repo, write};
 
 const RECIPE: &str = "\
 project_name: cluster-test
@@ -475,27 +475,43 @@ fn jobs_resume_across_engines() {
     );
 }
 
+/// Selectors on the cluster: each partition computes its values there, the client ranks all
+/// rows, and the plans carry each partition's ranks. The golden selector recipe (a filter, two
+/// selectors and a mapper after them), in 3 partitions, gives Data-Juicer's export and stats.
 #[test]
-fn selectors_and_a_missing_scheduler_are_refused_before_any_work() {
-    let job = Job::new("engine: ballista");
-    let recipe = job.dir.path().join("recipe.yaml");
-    let text = std::fs::read_to_string(&recipe).unwrap();
-    write(
-        &recipe,
-        &text.replace(
-            "  - whitespace_normalization_mapper:\n",
-            "  - whitespace_normalization_mapper:\n  - random_selector:\n      select_num: 10\n",
+fn selectors_run_on_the_cluster() {
+    let cluster = Cluster::start(2);
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("selector_pipeline.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_dj-run"))
+        .args(["--config", "tests/golden/recipes/selector_pipeline.yaml"])
+        .args(["--export_path", export.to_str().unwrap(), "--np", "3"])
+        .args(["--engine", "ballista", "--scheduler", &cluster.scheduler])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    ok(&out);
+    for (got, want) in [
+        ("selector_pipeline.jsonl", "selector_pipeline.jsonl"),
+        (
+            "selector_pipeline_stats.jsonl",
+            "selector_pipeline_stats.jsonl",
         ),
-    );
-    let out = job.run(&[]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(got)).unwrap(),
+            std::fs::read_to_string(repo().join("tests/golden/expected").join(want)).unwrap(),
+            "{got}"
+        );
+    }
     assert!(
-        err.contains("--engine ballista does not run selectors: op #1 random_selector ranks all partitions' rows inside one process. Run this recipe with --engine local."),
-        "{err}"
+        cluster.worked(0) || cluster.worked(1),
+        "the executors ran tasks"
     );
-    assert!(!job.dir.path().join("jobs").exists(), "no job directory");
+}
 
+#[test]
+fn auto_checkpoints_and_a_missing_scheduler_are_refused_before_any_work() {
     let job = Job::new("engine: ballista");
     let out = job.run(&["--checkpoint.strategy", "auto"]);
     assert!(!out.status.success());

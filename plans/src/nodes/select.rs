@@ -33,7 +33,7 @@ pub const ORDER_COLUMN: &str = "__dj__order";
 
 /// One partition's rows at a selector: dataset-order key and value per row.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct SelectRows {
+pub struct SelectRows {
     order: Vec<u64>,
     values: Vec<SelectValue>,
 }
@@ -71,7 +71,8 @@ fn decide(kind: &SelectorKind, parts: &[SelectRows]) -> Vec<Vec<u64>> {
 
 /// The meeting point of all partitions at one selector op.
 pub struct SelectBarrier {
-    kind: SelectorKind,
+    /// `None` for a barrier decided before it was sent ([`SelectBarrier::decided`]).
+    kind: Option<SelectorKind>,
     partitions: usize,
     dir: Option<PathBuf>,
     op_index: usize,
@@ -99,7 +100,7 @@ impl SelectBarrier {
         concurrency: Option<Arc<Concurrency>>,
     ) -> Arc<Self> {
         Arc::new(SelectBarrier {
-            kind,
+            kind: Some(kind),
             partitions,
             dir,
             op_index,
@@ -107,6 +108,46 @@ impl SelectBarrier {
             notify: Notify::new(),
             concurrency,
         })
+    }
+
+    /// A barrier whose ranks for partition `partition` are already `ranks` (decoded from a
+    /// plan on a cluster executor: the runner decided it from every partition's values).
+    pub fn decided(
+        op_index: usize,
+        partitions: usize,
+        partition: usize,
+        ranks: Vec<u64>,
+    ) -> Arc<Self> {
+        let mut all = vec![Vec::new(); partitions];
+        all[partition] = ranks;
+        Arc::new(SelectBarrier {
+            kind: None,
+            partitions,
+            dir: None,
+            op_index,
+            state: Mutex::new((vec![None; partitions], Some(Arc::new(all)))),
+            notify: Notify::new(),
+            concurrency: None,
+        })
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.partitions
+    }
+
+    /// Partition `p`'s output ranks (`u64::MAX`: dropped) once every partition's values are in.
+    pub fn ranks(&self, p: usize) -> Option<Vec<u64>> {
+        self.state.lock().unwrap().1.as_ref().map(|r| r[p].clone())
+    }
+
+    /// Persists and submits partition `p`'s values without waiting for the others (values
+    /// computed elsewhere, e.g. by a cluster).
+    pub fn contribute(&self, p: usize, rows: SelectRows) -> Result<()> {
+        if let Some(path) = self.values_path(p) {
+            write_rows_atomic(&path, &rows).map_err(|e| super::dedup::saving_error(&path, e))?;
+        }
+        self.submit(p, rows);
+        Ok(())
     }
 
     /// File holding partition `p`'s selector values.
@@ -134,7 +175,11 @@ impl SelectBarrier {
         st.0[p] = Some(rows);
         if st.0.iter().all(Option::is_some) && st.1.is_none() {
             let parts: Vec<SelectRows> = st.0.iter().map(|r| r.clone().unwrap()).collect();
-            st.1 = Some(Arc::new(decide(&self.kind, &parts)));
+            let kind = self
+                .kind
+                .as_ref()
+                .expect("a decided barrier is given no values");
+            st.1 = Some(Arc::new(decide(kind, &parts)));
             self.notify.notify_waiters();
         }
     }
@@ -313,6 +358,15 @@ impl SelectExec {
     pub fn index(&self) -> usize {
         self.barrier.op_index
     }
+    pub fn value_column(&self) -> String {
+        self.input.schema().field(self.value_index).name().clone()
+    }
+    pub fn partition(&self) -> usize {
+        self.partition
+    }
+    pub fn barrier(&self) -> &Arc<SelectBarrier> {
+        &self.barrier
+    }
 }
 
 impl DisplayAs for SelectExec {
@@ -376,6 +430,37 @@ fn rows_of(
     Ok(())
 }
 
+/// Partition `partition`'s rows at a selector from `stream`, which carries the value column
+/// `value_column` and the order column.
+pub async fn collect_rows(
+    mut stream: SendableRecordBatchStream,
+    value_column: &str,
+    partition: usize,
+) -> Result<SelectRows> {
+    let value_index = stream.schema().index_of(value_column)?;
+    let order_index = stream.schema().index_of(ORDER_COLUMN)?;
+    let mut rows = SelectRows::default();
+    while let Some(batch) = stream.next().await {
+        rows_of(&batch?, value_index, order_index, partition, &mut rows)?;
+    }
+    Ok(rows)
+}
+
+/// A batch with its order column set to `ranks`, without the dropped rows.
+fn ranked(
+    batch: &RecordBatch,
+    ranks: &[u64],
+    order_index: usize,
+    schema: &datafusion::arrow::datatypes::SchemaRef,
+) -> Result<RecordBatch> {
+    let order: ArrayRef = Arc::new(UInt64Array::from(ranks.to_vec()));
+    let mut cols = batch.columns().to_vec();
+    cols[order_index] = order;
+    let ranked = RecordBatch::try_new(schema.clone(), cols)?;
+    let mask: BooleanArray = ranks.iter().map(|r| Some(*r != DROPPED)).collect();
+    Ok(filter_record_batch(&ranked, &mask)?)
+}
+
 impl ExecutionPlan for SelectExec {
     unary_exec_methods!("SelectExec", |this, child| SelectExec::try_new(
         child,
@@ -403,6 +488,31 @@ impl ExecutionPlan for SelectExec {
         let schema = self.schema();
         let mut builder = RecordBatchReceiverStreamBuilder::new(schema.clone(), 2);
         let tx = builder.tx();
+        // Decided before this plan ran (a cluster run decides selectors first): the rows
+        // stream through their ranks, unspilled.
+        if let Some(ranks) = barrier.ranks(logical) {
+            builder.spawn(async move {
+                let mut offset = 0;
+                while let Some(batch) = input.next().await {
+                    let batch = batch?;
+                    let n = batch.num_rows();
+                    let Some(part) = ranks.get(offset..offset + n) else {
+                        return Err(DataFusionError::Execution(format!(
+                            "selector op #{}: the decided ranks cover {} rows, the partition more",
+                            barrier.op_index,
+                            ranks.len()
+                        )));
+                    };
+                    offset += n;
+                    let kept = ranked(&batch, part, order_index, &schema)?;
+                    if kept.num_rows() > 0 && tx.send(Ok(kept)).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(())
+            });
+            return Ok(builder.build());
+        }
         builder.spawn(async move {
             let mut rows = SelectRows::default();
             let mut writer: Option<StreamWriter<std::io::BufWriter<std::fs::File>>> = None;
@@ -443,12 +553,7 @@ impl ExecutionPlan for SelectExec {
                     let n = batch.num_rows();
                     let part = &ranks[offset..offset + n];
                     offset += n;
-                    let order: ArrayRef = Arc::new(UInt64Array::from(part.to_vec()));
-                    let mut cols = batch.columns().to_vec();
-                    cols[order_index] = order;
-                    let ranked = RecordBatch::try_new(schema.clone(), cols)?;
-                    let mask: BooleanArray = part.iter().map(|r| Some(*r != DROPPED)).collect();
-                    let kept = filter_record_batch(&ranked, &mask)?;
+                    let kept = ranked(&batch, part, order_index, &schema)?;
                     timer.stop();
                     if kept.num_rows() > 0 && tx.blocking_send(Ok(kept)).is_err() {
                         break;
