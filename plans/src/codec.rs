@@ -279,19 +279,17 @@ impl WireIndex {
         })
     }
 
-    /// The index, with object-storage inputs fetched into this machine's cache if missing.
+    /// The index (its object-storage files are fetched when first read, see `RowRangeExec`).
     fn into_index(self) -> Result<InputIndex> {
         let reader = StreamReader::try_new(Cursor::new(self.schema_ipc), None)?;
         let schema: SchemaRef = reader.schema();
-        let mut index = InputIndex {
+        Ok(InputIndex {
             dataset_path: self.dataset_path,
             files: self.files,
             schema,
             total_rows: self.total_rows,
             json_types: Default::default(),
-        };
-        index.ensure_local().map_err(|e| err(e.to_string()))?;
-        Ok(index)
+        })
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{ok, repo, write};
 
-const RECIPE: &str = "\
+pub(crate) const RECIPE: &str = "\
 project_name: cluster-test
 dataset_path: DATA
 export_path: EXPORT
@@ -160,7 +160,7 @@ impl Drop for Cluster {
 }
 
 /// Deterministic English-like documents: some too short or too symbol-heavy for the filters.
-fn corpus(rows: usize) -> String {
+pub(crate) fn corpus(rows: usize) -> String {
     const WORDS: [&str; 16] = [
         "data",
         "juicer",

@@ -9,6 +9,7 @@ mod formats;
 mod golden;
 mod integrity;
 mod jobtools;
+mod machines;
 mod models;
 mod object_store;
 mod resume;

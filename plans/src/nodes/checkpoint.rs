@@ -261,6 +261,10 @@ fn err(path: &Path, e: impl fmt::Display) -> DataFusionError {
 impl CheckpointWriter {
     fn create(t: &CheckpointTarget, schema: SchemaRef) -> Result<Self> {
         let dest = t.path.clone();
+        // An executor on another machine has no job directory yet.
+        if let Some(dir) = dest.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| err(&dest, e))?;
+        }
         let (sealed, file) = SealedFile::create(&dest).map_err(|e| err(&dest, e))?;
         let sink = match t.format {
             StorageFormat::Parquet => {

@@ -190,6 +190,20 @@ impl ExecutionPlan for RowRangeExec {
                         };
                         tx.blocking_send(Ok(b)).is_ok()
                     };
+                    // A file of object storage this machine lacks is fetched into its cache
+                    // when first read (not when the plan is decoded: the scheduler plans
+                    // without reading data).
+                    let fetched;
+                    let file = match &file.remote {
+                        Some(remote) if !file.path.is_file() => {
+                            let mut f = file.clone();
+                            f.path = crate::store::ensure_local(remote)
+                                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                            fetched = f;
+                            &fetched
+                        }
+                        _ => file,
+                    };
                     let r = match file.format {
                         FileFormat::Parquet => {
                             parquet_input::read_range(file, &schema, lo, hi, &mut emit)

@@ -80,7 +80,7 @@ pub struct InputFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub byte_marks: Vec<(u64, u64)>,
     /// The object `path` is a cached copy of (object-storage datasets); a process without the
-    /// copy downloads it ([`InputIndex::ensure_local`]).
+    /// copy downloads it when it first reads the file (`RowRangeExec`).
     #[serde(default)]
     pub remote: Option<crate::store::RemoteObject>,
 }
@@ -267,23 +267,6 @@ impl InputIndex {
             total += hi - lo;
         }
         total
-    }
-
-    /// Makes sure every input file is on this machine: a cached object-storage input missing
-    /// here (another process indexed it) is downloaded to this machine's cache.
-    pub(crate) fn ensure_local(&mut self) -> Result<(), SourceError> {
-        for file in &mut self.files {
-            if let Some(remote) = &file.remote
-                && !file.path.is_file()
-            {
-                file.path =
-                    crate::store::ensure_local(remote).map_err(|e| SourceError::Invalid {
-                        path: file.path.clone(),
-                        message: e.to_string(),
-                    })?;
-            }
-        }
-        Ok(())
     }
 
     pub fn total_bytes(&self) -> u64 {
