@@ -312,6 +312,53 @@ fn a_cluster_of_separate_machines_shares_only_object_storage() {
     ] {
         assert!(object(key).head().unwrap().is_some(), "{key} published");
     }
+    // The published event log has each op's true figures.
+    let events: Vec<serde_json::Value> = object("jobs/apart/")
+        .list()
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.location.as_ref().contains("/events_"))
+        .flat_map(|o| {
+            let key = o
+                .location
+                .as_ref()
+                .strip_prefix(&format!("{BUCKET}/"))
+                .unwrap_or(o.location.as_ref())
+                .to_string();
+            let (bytes, _) = object(&key).get().unwrap().unwrap();
+            String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for op in [
+        "whitespace_normalization_mapper",
+        "document_deduplicator",
+        "words_num_filter",
+    ] {
+        let done: Vec<_> = events
+            .iter()
+            .filter(|e| e["event_type"] == "op_complete" && e["operation_name"] == op)
+            .collect();
+        assert_eq!(done.len(), 8, "{op}: one op_complete per partition");
+        assert!(
+            done.iter()
+                .map(|e| e["output_rows"].as_u64().unwrap())
+                .sum::<u64>()
+                > 0,
+            "{op}"
+        );
+        assert!(
+            done.iter()
+                .map(|e| e["duration"].as_f64().unwrap())
+                .sum::<f64>()
+                > 0.0,
+            "{op}"
+        );
+    }
+
     // Killed on the client machine part-way, resumed on another one with only the bucket.
     let mut killed = m
         .command(
