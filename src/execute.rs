@@ -16,7 +16,6 @@ use anyhow::{Context, Result, bail};
 use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::metrics::MetricsSet;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
 use dj_plans::nodes::auto::AutoCheckpoints;
@@ -392,7 +391,7 @@ pub(crate) struct JobCtx {
 impl JobCtx {
     /// Told about each durable checkpoint: logs `checkpoint_save`, then publishes the job
     /// directory when it lives on object storage.
-    fn checkpoint_listener(&self) -> Arc<dyn CheckpointListener> {
+    pub(crate) fn checkpoint_listener(&self) -> Arc<dyn CheckpointListener> {
         match &self.mirror {
             None => self.events.clone(),
             Some(m) => Arc::new(crate::remote::Publishing {
@@ -423,7 +422,7 @@ struct PlanEngine<'a> {
 
 /// Where partition `p`'s plan starts: its input range (hashed into `sink`, if given), or the
 /// checkpoint it resumes from; whether that is the raw input, and the first op still to run.
-async fn partition_source(
+pub(crate) async fn partition_source(
     recipe: &Recipe,
     index: &Arc<InputIndex>,
     range: RowRange,
@@ -502,156 +501,8 @@ pub(crate) async fn checkpoint_table(
     Ok(RowRangeTable::new(Arc::new(ckpt), vec![all]))
 }
 
-/// On a cluster, decides every deduplicator before the partitions' plans are sent: for each
-/// dedup op in order, each partition that has not yet given its keys runs its ops up to the
-/// op's hash column on the cluster and returns just that column; the keys are persisted and
-/// given to the op's barrier as a local run would. The plans then carry each partition's keep
-/// decision. With a job directory, that pass also saves the rows before the dedup as the
-/// checkpoint after the op before it (written, and published, by the executor), and the
-/// partition continues from there: the ops before a dedup run once, not once per dedup op and
-/// again in the final plan. Returns where each partition now starts.
-async fn decide_dedups_on_cluster(
-    recipe: &Recipe,
-    index: &Arc<InputIndex>,
-    ranges: &[RowRange],
-    starts: &[Start],
-    barriers: &Barriers,
-    job: Option<&JobCtx>,
-    cluster: (&SessionContext, &str),
-) -> Result<DedupPasses> {
-    use futures::TryStreamExt;
-    let (session, scheduler) = cluster;
-    let concurrency = concurrency_limit(recipe, ranges.len());
-    let mut starts = starts.to_vec();
-    let mut figures: Vec<PassFigures> = (0..ranges.len()).map(|_| PassFigures::default()).collect();
-    for (&g, barrier) in &barriers.dedup {
-        let todo: Vec<(usize, Start)> = starts
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| match s {
-                Start::Input => true,
-                Start::Checkpoint { op, .. } => *op < g,
-            })
-            .map(|(p, s)| (p, s.clone()))
-            .collect();
-        let done: Vec<(usize, Option<Start>, PassFigures)> = futures::stream::iter(todo)
-            .map(|(p, start)| async move {
-                let mirror = job.and_then(|j| j.mirror.as_deref());
-                let (table, from_input, first) =
-                    partition_source(recipe, index, ranges[p], &start, None, mirror).await?;
-                // The rows before the dedup, saved for what follows (when there are ops to save).
-                let target = job
-                    .filter(|_| g > first)
-                    .map(|j| checkpoint_target(recipe, j, &recipe.process[g - 1], p, first, true));
-                let materialize = |op: &OpConfig| target.clone().filter(|t| t.op_index == op.index);
-                let ctx = barriers.context(p, &materialize);
-                let compiled = compile_partition(
-                    recipe,
-                    Arc::new(table),
-                    from_input,
-                    &recipe.process[first..=g],
-                    &ctx,
-                )?;
-                let (input, column) = dedup_input(&compiled.plan, g);
-                let keys_plan = datafusion::logical_expr::LogicalPlanBuilder::from(input)
-                    .project(vec![datafusion::prelude::col(&column)])?
-                    .build()?;
-                let started = Instant::now();
-                let physical = session.state().create_physical_plan(&keys_plan).await?;
-                let stream = datafusion::physical_plan::execute_stream(
-                    physical.clone(),
-                    session.task_ctx(),
-                )?;
-                let keys =
-                    dj_plans::nodes::dedup::collect_keys(stream, barrier.kind(), &column).await?;
-                let rows = keys.rows() as u64;
-                barrier.contribute(p, keys)?;
-                // The per-op figures of the ops this pass ran (the final plan runs the rest);
-                // the rows a pass from a checkpoint loads were counted by the pass before.
-                let ran: Vec<(String, MetricsSet)> = match crate::cluster::executed_operators(
-                    scheduler, &physical,
-                )
-                .await
-                {
-                    Ok(ops) => ops
-                        .into_iter()
-                        .filter(|(o, _)| from_input || !o.starts_with("OpBoundaryExec: load"))
-                        .collect(),
-                    Err(e) => {
-                        tracing::warn!(
-                            "partition {p}: per-op figures of dedup #{g}'s pass unavailable: {e:#}"
-                        );
-                        Vec::new()
-                    }
-                };
-                // The dedup's own work in the pass (hashing, keys): the pass's time after its
-                // input was produced (the last boundary's chain time).
-                let input_label = if g > first {
-                    format!("OpBoundaryExec: #{} ", g - 1)
-                } else {
-                    "OpBoundaryExec: load".to_string()
-                };
-                let upstream = ran
-                    .iter()
-                    .filter(|(o, _)| o.starts_with(&input_label))
-                    .filter_map(|(_, m)| m.sum_by_name(dj_plans::nodes::op_boundary::CHAIN_TIME))
-                    .map(|v| v.as_usize() as u64)
-                    .max()
-                    .unwrap_or(0);
-                let own = (started.elapsed().as_nanos() as u64).saturating_sub(upstream);
-                let figures = PassFigures {
-                    operators: ran,
-                    offline: vec![(g, own)],
-                };
-                let Some(t) = target else {
-                    return anyhow::Ok((p, None, figures));
-                };
-                if let Some(j) = job {
-                    j.checkpoint_listener().saved(&SavedCheckpoint {
-                        op_index: t.op_index,
-                        op_name: t.op_name.clone(),
-                        partition: p,
-                        path: t.path.clone(),
-                        rows,
-                        seconds: started.elapsed().as_secs_f64(),
-                        seal: dj_plans::seal::read_seal(&t.path),
-                        reason: Some(format!(
-                            "rows before deduplicator #{g}, kept for what follows"
-                        )),
-                    });
-                }
-                let next = Start::Checkpoint {
-                    op: t.op_index,
-                    path: t.path,
-                    refilter: false,
-                };
-                anyhow::Ok((p, Some(next), figures))
-            })
-            .buffer_unordered(concurrency.max(1))
-            .try_collect()
-            .await
-            .with_context(|| format!("dedup op #{g}: computing keys on the cluster"))?;
-        for (p, next, f) in done {
-            if let Some(next) = next {
-                starts[p] = next;
-            }
-            figures[p].operators.extend(f.operators);
-            figures[p].offline.extend(f.offline);
-        }
-    }
-    Ok(DedupPasses { starts, figures })
-}
-
-/// What the dedup passes measured for one partition: the operators they ran with their metrics,
-/// and each dedup op's own time in its pass.
-#[derive(Default)]
-struct PassFigures {
-    operators: Vec<(String, MetricsSet)>,
-    offline: Vec<(usize, u64)>,
-}
-
 /// The first op a partition starting at `start` runs.
-fn first_op(start: &Start) -> usize {
+pub(crate) fn first_op(start: &Start) -> usize {
     match start {
         Start::Input => 0,
         Start::Checkpoint { op, refilter, .. } => {
@@ -664,110 +515,9 @@ fn first_op(start: &Start) -> usize {
     }
 }
 
-/// What [`decide_dedups_on_cluster`] leaves: where each partition starts now, and per partition
-/// the operators its passes ran with their metrics (booked with the final plan's figures).
-struct DedupPasses {
-    starts: Vec<Start>,
-    figures: Vec<PassFigures>,
-}
-
-/// On a cluster, decides every selector before the partitions' plans are sent, as
-/// [`decide_dedups_on_cluster`] does deduplicators: each partition that has not yet given its
-/// values runs its ops up to the selector on the cluster and returns just the value and order
-/// columns; the values are persisted and given to the op's barrier, which ranks all rows as a
-/// local run would. The plans then carry each partition's ranks.
-async fn decide_selectors_on_cluster(
-    recipe: &Recipe,
-    index: &Arc<InputIndex>,
-    ranges: &[RowRange],
-    starts: &[Start],
-    barriers: &Barriers,
-    job: Option<&JobCtx>,
-    session: &SessionContext,
-) -> Result<()> {
-    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-    use dj_plans::nodes::SelectNode;
-    use futures::TryStreamExt;
-    let concurrency = concurrency_limit(recipe, ranges.len());
-    for (&s, barrier) in &barriers.select {
-        let todo = starts
-            .iter()
-            .enumerate()
-            .filter(|(_, st)| first_op(st) <= s);
-        futures::stream::iter(todo)
-            .map(|(p, start)| async move {
-                let mirror = job.and_then(|j| j.mirror.as_deref());
-                let (table, from_input, first) =
-                    partition_source(recipe, index, ranges[p], start, None, mirror).await?;
-                let no_checkpoints = |_: &OpConfig| None;
-                let ctx = barriers.context(p, &no_checkpoints);
-                let compiled = compile_partition(
-                    recipe,
-                    Arc::new(table),
-                    from_input,
-                    &recipe.process[first..=s],
-                    &ctx,
-                )?;
-                let mut found = None;
-                compiled.plan.apply(|node| {
-                    if let datafusion::logical_expr::LogicalPlan::Extension(e) = node
-                        && let Some(n) = e.node.as_any().downcast_ref::<SelectNode>()
-                        && n.index == s
-                    {
-                        found = Some((n.input.clone(), n.value_column.clone()));
-                        return Ok(TreeNodeRecursion::Stop);
-                    }
-                    Ok(TreeNodeRecursion::Continue)
-                })?;
-                let (input, value) = found.expect("the compiled ops end with the selector");
-                let values_plan = datafusion::logical_expr::LogicalPlanBuilder::from(input)
-                    .project(vec![
-                        datafusion::prelude::col(&value),
-                        datafusion::prelude::col(dj_plans::nodes::ORDER_COLUMN),
-                    ])?
-                    .build()?;
-                let stream = session
-                    .execute_logical_plan(values_plan)
-                    .await?
-                    .execute_stream()
-                    .await?;
-                let rows = dj_plans::nodes::select::collect_rows(stream, &value, p).await?;
-                barrier.contribute(p, rows)?;
-                anyhow::Ok(())
-            })
-            .buffer_unordered(concurrency.max(1))
-            .try_collect::<Vec<()>>()
-            .await
-            .with_context(|| format!("selector op #{s}: computing values on the cluster"))?;
-    }
-    Ok(())
-}
-
-/// The input of dedup op `g`'s node in `plan` (its rows with the hash column) and that column.
-fn dedup_input(
-    plan: &datafusion::logical_expr::LogicalPlan,
-    g: usize,
-) -> (datafusion::logical_expr::LogicalPlan, String) {
-    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-    use dj_plans::nodes::DedupNode;
-    let mut hashed = None;
-    plan.apply(|node| {
-        if let datafusion::logical_expr::LogicalPlan::Extension(e) = node
-            && let Some(d) = e.node.as_any().downcast_ref::<DedupNode>()
-            && d.index == g
-        {
-            hashed = Some((d.input.clone(), d.hash_column.clone()));
-            return Ok(TreeNodeRecursion::Stop);
-        }
-        Ok(TreeNodeRecursion::Continue)
-    })
-    .expect("visiting a plan cannot fail");
-    hashed.expect("the compiled ops end with the dedup op")
-}
-
 /// Where partition `p` saves its checkpoint after `op`; on a cluster (`remote`) the executor that
 /// writes it also publishes it to the job directory's bucket.
-fn checkpoint_target(
+pub(crate) fn checkpoint_target(
     recipe: &Recipe,
     job: &JobCtx,
     op: &OpConfig,
@@ -942,7 +692,7 @@ pub(crate) async fn execute(
     // On a cluster, dedups may move where partitions start (see decide_dedups_on_cluster).
     let original_starts = starts;
     let mut starts = starts.to_vec();
-    let mut pass_figures: Vec<PassFigures> = Vec::new();
+    let mut pass_figures: Vec<crate::passes::PassFigures> = Vec::new();
     let (session, scheduler) = match target {
         Target::Local => (planner::session(1), None),
         Target::Ballista { scheduler } => {
@@ -952,7 +702,7 @@ pub(crate) async fn execute(
                     .await?;
             }
             let session = crate::cluster::client(scheduler).await?;
-            let passes = decide_dedups_on_cluster(
+            let passes = crate::passes::decide_dedups_on_cluster(
                 recipe,
                 index,
                 ranges,
@@ -964,8 +714,10 @@ pub(crate) async fn execute(
             .await?;
             starts = passes.starts;
             pass_figures = passes.figures;
-            decide_selectors_on_cluster(recipe, index, ranges, &starts, &barriers, job, &session)
-                .await?;
+            crate::passes::decide_selectors_on_cluster(
+                recipe, index, ranges, &starts, &barriers, job, &session,
+            )
+            .await?;
             if let Some(m) = job.and_then(|j| j.mirror.as_ref()) {
                 // Executors publish their checkpoints; the hashes and dedup keys they depend on
                 // are published first, from here.

@@ -20,6 +20,7 @@ mod job;
 mod jobtools;
 mod logging;
 mod partitioned;
+mod passes;
 mod progress;
 mod ranked;
 mod remote;

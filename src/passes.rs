@@ -1,0 +1,288 @@
+//! On a cluster, the global ops are decided before the partitions' plans are sent: for each
+//! deduplicator and selector, a pass runs every partition's ops up to it on the cluster and
+//! brings back only its keys or values; the client decides from all of them, as a local run
+//! would, and the plans carry each partition's decision.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::metrics::MetricsSet;
+use datafusion::prelude::SessionContext;
+use dj_plans::Recipe;
+use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
+use dj_plans::nodes::checkpoint::SavedCheckpoint;
+use dj_plans::nodes::{CheckpointTarget, DedupNode, SelectNode};
+use dj_plans::recipe::OpConfig;
+use dj_plans::source::{InputIndex, RowRange};
+use futures::StreamExt;
+
+use crate::execute::{
+    JobCtx, Start, checkpoint_target, concurrency_limit, first_op, partition_source,
+};
+
+/// On a cluster, decides every deduplicator before the partitions' plans are sent: for each
+/// dedup op in order, each partition that has not yet given its keys runs its ops up to the
+/// op's hash column on the cluster and returns just that column; the keys are persisted and
+/// given to the op's barrier as a local run would. The plans then carry each partition's keep
+/// decision. With a job directory, that pass also saves the rows before the dedup as the
+/// checkpoint after the op before it (written, and published, by the executor), and the
+/// partition continues from there: the ops before a dedup run once, not once per dedup op and
+/// again in the final plan. Returns where each partition now starts.
+pub(crate) async fn decide_dedups_on_cluster(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+    starts: &[Start],
+    barriers: &Barriers,
+    job: Option<&JobCtx>,
+    cluster: (&SessionContext, &str),
+) -> Result<DedupPasses> {
+    use futures::TryStreamExt;
+    let (session, scheduler) = cluster;
+    let concurrency = concurrency_limit(recipe, ranges.len());
+    let mut starts = starts.to_vec();
+    let mut figures: Vec<PassFigures> = (0..ranges.len()).map(|_| PassFigures::default()).collect();
+    for (&g, barrier) in &barriers.dedup {
+        let todo: Vec<(usize, Start)> = starts
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| match s {
+                Start::Input => true,
+                Start::Checkpoint { op, .. } => *op < g,
+            })
+            .map(|(p, s)| (p, s.clone()))
+            .collect();
+        let done: Vec<(usize, Option<Start>, PassFigures)> = futures::stream::iter(todo)
+            .map(|(p, start)| async move {
+                // The rows before the dedup, saved for what follows (when there are ops to save).
+                let (compiled, first, from_input, target) = compile_through(
+                    recipe,
+                    index,
+                    ranges[p],
+                    &start,
+                    barriers,
+                    job,
+                    (p, g),
+                    |first| {
+                        job.filter(|_| g > first).map(|j| {
+                            checkpoint_target(recipe, j, &recipe.process[g - 1], p, first, true)
+                        })
+                    },
+                )
+                .await?;
+                let (input, column) = global_input(&compiled.plan, g);
+                let keys_plan = datafusion::logical_expr::LogicalPlanBuilder::from(input)
+                    .project(vec![datafusion::prelude::col(&column)])?
+                    .build()?;
+                let started = Instant::now();
+                let physical = session.state().create_physical_plan(&keys_plan).await?;
+                let stream = datafusion::physical_plan::execute_stream(
+                    physical.clone(),
+                    session.task_ctx(),
+                )?;
+                let keys =
+                    dj_plans::nodes::dedup::collect_keys(stream, barrier.kind(), &column).await?;
+                let rows = keys.rows() as u64;
+                barrier.contribute(p, keys)?;
+                // The per-op figures of the ops this pass ran (the final plan runs the rest);
+                // the rows a pass from a checkpoint loads were counted by the pass before.
+                let ran: Vec<(String, MetricsSet)> = match crate::cluster::executed_operators(
+                    scheduler, &physical,
+                )
+                .await
+                {
+                    Ok(ops) => ops
+                        .into_iter()
+                        .filter(|(o, _)| from_input || !o.starts_with("OpBoundaryExec: load"))
+                        .collect(),
+                    Err(e) => {
+                        tracing::warn!(
+                            "partition {p}: per-op figures of dedup #{g}'s pass unavailable: {e:#}"
+                        );
+                        Vec::new()
+                    }
+                };
+                // The dedup's own work in the pass (hashing, keys): the pass's time after its
+                // input was produced (the last boundary's chain time).
+                let input_label = if g > first {
+                    format!("OpBoundaryExec: #{} ", g - 1)
+                } else {
+                    "OpBoundaryExec: load".to_string()
+                };
+                let upstream = ran
+                    .iter()
+                    .filter(|(o, _)| o.starts_with(&input_label))
+                    .filter_map(|(_, m)| m.sum_by_name(dj_plans::nodes::op_boundary::CHAIN_TIME))
+                    .map(|v| v.as_usize() as u64)
+                    .max()
+                    .unwrap_or(0);
+                let own = (started.elapsed().as_nanos() as u64).saturating_sub(upstream);
+                let figures = PassFigures {
+                    operators: ran,
+                    offline: vec![(g, own)],
+                };
+                let Some(t) = target else {
+                    return anyhow::Ok((p, None, figures));
+                };
+                if let Some(j) = job {
+                    j.checkpoint_listener().saved(&SavedCheckpoint {
+                        op_index: t.op_index,
+                        op_name: t.op_name.clone(),
+                        partition: p,
+                        path: t.path.clone(),
+                        rows,
+                        seconds: started.elapsed().as_secs_f64(),
+                        seal: dj_plans::seal::read_seal(&t.path),
+                        reason: Some(format!(
+                            "rows before deduplicator #{g}, kept for what follows"
+                        )),
+                    });
+                }
+                let next = Start::Checkpoint {
+                    op: t.op_index,
+                    path: t.path,
+                    refilter: false,
+                };
+                anyhow::Ok((p, Some(next), figures))
+            })
+            .buffer_unordered(concurrency.max(1))
+            .try_collect()
+            .await
+            .with_context(|| format!("dedup op #{g}: computing keys on the cluster"))?;
+        for (p, next, f) in done {
+            if let Some(next) = next {
+                starts[p] = next;
+            }
+            figures[p].operators.extend(f.operators);
+            figures[p].offline.extend(f.offline);
+        }
+    }
+    Ok(DedupPasses { starts, figures })
+}
+
+/// What the dedup passes measured for one partition: the operators they ran with their metrics,
+/// and each dedup op's own time in its pass.
+#[derive(Default)]
+pub(crate) struct PassFigures {
+    pub(crate) operators: Vec<(String, MetricsSet)>,
+    pub(crate) offline: Vec<(usize, u64)>,
+}
+
+/// What [`decide_dedups_on_cluster`] leaves: where each partition starts now, and per partition
+/// the operators its passes ran with their metrics (booked with the final plan's figures).
+pub(crate) struct DedupPasses {
+    pub(crate) starts: Vec<Start>,
+    pub(crate) figures: Vec<PassFigures>,
+}
+
+/// On a cluster, decides every selector before the partitions' plans are sent, as
+/// [`decide_dedups_on_cluster`] does deduplicators: each partition that has not yet given its
+/// values runs its ops up to the selector on the cluster and returns just the value and order
+/// columns; the values are persisted and given to the op's barrier, which ranks all rows as a
+/// local run would. The plans then carry each partition's ranks.
+pub(crate) async fn decide_selectors_on_cluster(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+    starts: &[Start],
+    barriers: &Barriers,
+    job: Option<&JobCtx>,
+    session: &SessionContext,
+) -> Result<()> {
+    use futures::TryStreamExt;
+    let concurrency = concurrency_limit(recipe, ranges.len());
+    for (&s, barrier) in &barriers.select {
+        let todo = starts
+            .iter()
+            .enumerate()
+            .filter(|(_, st)| first_op(st) <= s);
+        futures::stream::iter(todo)
+            .map(|(p, start)| async move {
+                let (compiled, ..) = compile_through(
+                    recipe,
+                    index,
+                    ranges[p],
+                    start,
+                    barriers,
+                    job,
+                    (p, s),
+                    |_| None,
+                )
+                .await?;
+                let (input, value) = global_input(&compiled.plan, s);
+                let values_plan = datafusion::logical_expr::LogicalPlanBuilder::from(input)
+                    .project(vec![
+                        datafusion::prelude::col(&value),
+                        datafusion::prelude::col(dj_plans::nodes::ORDER_COLUMN),
+                    ])?
+                    .build()?;
+                let stream = session
+                    .execute_logical_plan(values_plan)
+                    .await?
+                    .execute_stream()
+                    .await?;
+                let rows = dj_plans::nodes::select::collect_rows(stream, &value, p).await?;
+                barrier.contribute(p, rows)?;
+                anyhow::Ok(())
+            })
+            .buffer_unordered(concurrency.max(1))
+            .try_collect::<Vec<()>>()
+            .await
+            .with_context(|| format!("selector op #{s}: computing values on the cluster"))?;
+    }
+    Ok(())
+}
+
+/// The input of op `op`'s global node in `plan` (a [`DedupNode`] or [`SelectNode`]: its rows with
+/// the hash or value column) and that column's name.
+fn global_input(plan: &LogicalPlan, op: usize) -> (LogicalPlan, String) {
+    let mut found = None;
+    plan.apply(|node| {
+        if let LogicalPlan::Extension(e) = node {
+            let any = e.node.as_any();
+            if let Some(d) = any.downcast_ref::<DedupNode>().filter(|d| d.index == op) {
+                found = Some((d.input.clone(), d.hash_column.clone()));
+            } else if let Some(s) = any.downcast_ref::<SelectNode>().filter(|s| s.index == op) {
+                found = Some((s.input.clone(), s.value_column.clone()));
+            }
+            if found.is_some() {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .expect("visiting a plan cannot fail");
+    found.expect("the compiled ops end with the global op")
+}
+
+/// Partition `p`'s ops from where it starts through op `upto`, compiled for a pass, with the
+/// checkpoint `checkpoint` asks for given the first op the partition runs. Returns the plan, that
+/// first op, whether it reads the input, and the checkpoint.
+#[allow(clippy::too_many_arguments)]
+async fn compile_through(
+    recipe: &Recipe,
+    index: &Arc<InputIndex>,
+    range: RowRange,
+    start: &Start,
+    barriers: &Barriers,
+    job: Option<&JobCtx>,
+    (p, upto): (usize, usize),
+    checkpoint: impl FnOnce(usize) -> Option<CheckpointTarget>,
+) -> Result<(CompiledRecipe, usize, bool, Option<CheckpointTarget>)> {
+    let mirror = job.and_then(|j| j.mirror.as_deref());
+    let (table, from_input, first) =
+        partition_source(recipe, index, range, start, None, mirror).await?;
+    let target = checkpoint(first);
+    let only = |op: &OpConfig| target.clone().filter(|t| t.op_index == op.index);
+    let compiled = compile_partition(
+        recipe,
+        Arc::new(table),
+        from_input,
+        &recipe.process[first..=upto],
+        &barriers.context(p, &only),
+    )?;
+    Ok((compiled, first, from_input, target))
+}
