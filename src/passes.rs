@@ -30,7 +30,7 @@ use crate::execute::{
 /// decision. With a job directory, that pass also saves the rows before the dedup as the
 /// checkpoint after the op before it (written, and published, by the executor), and the
 /// partition continues from there: the ops before a dedup run once, not once per dedup op and
-/// again in the final plan. Returns where each partition now starts.
+/// again in the final plan. Returns where each partition now starts and what the passes measured.
 pub(crate) async fn decide_dedups_on_cluster(
     recipe: &Recipe,
     index: &Arc<InputIndex>,
@@ -85,6 +85,7 @@ pub(crate) async fn decide_dedups_on_cluster(
                 )?;
                 let keys =
                     dj_plans::nodes::dedup::collect_keys(stream, barrier.kind(), &column).await?;
+                let pass_time = started.elapsed();
                 let rows = keys.rows() as u64;
                 barrier.contribute(p, keys)?;
                 // The per-op figures of the ops this pass ran (the final plan runs the rest);
@@ -119,7 +120,7 @@ pub(crate) async fn decide_dedups_on_cluster(
                     .map(|v| v.as_usize() as u64)
                     .max()
                     .unwrap_or(0);
-                let own = (started.elapsed().as_nanos() as u64).saturating_sub(upstream);
+                let own = (pass_time.as_nanos() as u64).saturating_sub(upstream);
                 let figures = PassFigures {
                     operators: ran,
                     offline: vec![(g, own)],
@@ -134,7 +135,7 @@ pub(crate) async fn decide_dedups_on_cluster(
                         partition: p,
                         path: t.path.clone(),
                         rows,
-                        seconds: started.elapsed().as_secs_f64(),
+                        seconds: pass_time.as_secs_f64(),
                         seal: dj_plans::seal::read_seal(&t.path),
                         reason: Some(format!(
                             "rows before deduplicator #{g}, kept for what follows"
