@@ -100,6 +100,12 @@ fn local_stamp(path: &Path) -> Option<(u64, u128)> {
 /// and keys too; plus a snapshot of its lease (`.lease.json`: who runs it). Returns its directory.
 pub(crate) fn job_view(work_dir: &str, job_id: &str, checkpoints: bool) -> Result<PathBuf> {
     let m = JobMirror::in_area(work_dir, job_id, "views")?;
+    if m.remote.list()?.is_empty() {
+        anyhow::bail!(
+            "Job directory not found: {} (--work_dir is the directory holding job directories)",
+            m.url()
+        );
+    }
     m.pull_where(|rel| checkpoints || !rel.starts_with("checkpoints/") || rel.ends_with(".json"))
         .with_context(|| format!("cannot read the job directory {}", m.url()))?;
     let lease = m.remote.join(crate::job::lease::LEASE_FILE);

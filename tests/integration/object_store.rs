@@ -387,6 +387,14 @@ fn job_tools_on_an_s3_work_dir() {
             "json",
         ],
     ));
+    let missing = tool(dj_job, &["monitor", "nope", "--work_dir", &url]);
+    assert!(!missing.status.success());
+    assert!(
+        String::from_utf8_lossy(&missing.stderr)
+            .contains(&format!("Job directory not found: {url}/nope")),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
     // The first of four partitions of the 167-row corpus, through the whitespace mapper.
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v[0]["n"], 42, "{out}");
