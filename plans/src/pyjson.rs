@@ -69,6 +69,17 @@ pub struct JsonTypes {
     /// every other float was rounded to 10 decimals too (and read back precisely).
     #[serde(default)]
     reencoded: bool,
+    /// [`JsonTypes::all`]: the canonical form content hashes are taken over, kept byte for byte
+    /// as it always was (a nested field null in every row of a batch is written as `null`).
+    #[serde(default)]
+    canonical: bool,
+}
+
+/// How [`write_rows`] writes a batch, from its [`JsonTypes`].
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    reencoded: bool,
+    canonical: bool,
 }
 
 /// Exact values below this point (no generic path further down).
@@ -76,12 +87,14 @@ static EXACT: JsonTypes = JsonTypes {
     generic: false,
     children: Vec::new(),
     reencoded: false,
+    canonical: false,
 };
 /// Generic JSON from this point down.
 static GENERIC: JsonTypes = JsonTypes {
     generic: true,
     children: Vec::new(),
     reencoded: false,
+    canonical: false,
 };
 
 impl JsonTypes {
@@ -97,6 +110,7 @@ impl JsonTypes {
             generic: true,
             children: Vec::new(),
             reencoded: false,
+            canonical: true,
         }
     }
 
@@ -156,7 +170,10 @@ impl JsonTypes {
 /// Appends one JSON line (with `\n`) per row of `batch` to `out`; `types` says which fields
 /// are generic JSON.
 pub fn write_rows(batch: &RecordBatch, out: &mut String, types: &JsonTypes) {
-    let reencoded = types.reencoded;
+    let mode = Mode {
+        reencoded: types.reencoded,
+        canonical: types.canonical,
+    };
     let schema = batch.schema();
     let scopes: Vec<&JsonTypes> = schema
         .fields()
@@ -171,7 +188,7 @@ pub fn write_rows(batch: &RecordBatch, out: &mut String, types: &JsonTypes) {
             }
             write_str(field.name(), out);
             out.push_str(": ");
-            write_value(col.as_ref(), row, out, scopes[i], reencoded);
+            write_value(col.as_ref(), row, out, scopes[i], mode);
         }
         out.push_str("}\n");
     }
@@ -218,7 +235,7 @@ fn write_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
-fn write_value(col: &dyn Array, row: usize, out: &mut String, scope: &JsonTypes, reencoded: bool) {
+fn write_value(col: &dyn Array, row: usize, out: &mut String, scope: &JsonTypes, mode: Mode) {
     if col.is_null(row) {
         out.push_str("null");
         return;
@@ -246,13 +263,13 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String, scope: &JsonTypes,
         DataType::Float32 => write_float(
             f64::from(col.as_primitive::<dt::Float32Type>().value(row)),
             scope.generic,
-            reencoded,
+            mode.reencoded,
             out,
         ),
         DataType::Float64 => write_float(
             col.as_primitive::<dt::Float64Type>().value(row),
             scope.generic,
-            reencoded,
+            mode.reencoded,
             out,
         ),
         DataType::Utf8 => write_str(col.as_string::<i32>().value(row), out),
@@ -265,7 +282,9 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String, scope: &JsonTypes,
             for (f, c) in fields.iter().zip(s.columns()) {
                 // Generic JSON keeps each row's own keys: a null there is an absent key. (A field
                 // null in every row is a `NullArray`, whose `is_null` is false.)
-                if scope.generic && (c.is_null(row) || c.data_type() == &DataType::Null) {
+                if scope.generic
+                    && (c.is_null(row) || (!mode.canonical && c.data_type() == &DataType::Null))
+                {
                     continue;
                 }
                 if !first {
@@ -274,21 +293,19 @@ fn write_value(col: &dyn Array, row: usize, out: &mut String, scope: &JsonTypes,
                 first = false;
                 write_str(f.name(), out);
                 out.push_str(": ");
-                write_value(c.as_ref(), row, out, scope.key(f.name()), reencoded);
+                write_value(c.as_ref(), row, out, scope.key(f.name()), mode);
             }
             out.push('}');
         }
-        DataType::List(_) => write_list(&col.as_list::<i32>().value(row), out, scope, reencoded),
-        DataType::LargeList(_) => {
-            write_list(&col.as_list::<i64>().value(row), out, scope, reencoded)
-        }
+        DataType::List(_) => write_list(&col.as_list::<i32>().value(row), out, scope, mode),
+        DataType::LargeList(_) => write_list(&col.as_list::<i64>().value(row), out, scope, mode),
         DataType::FixedSizeList(_, _) => {
-            write_list(&col.as_fixed_size_list().value(row), out, scope, reencoded)
+            write_list(&col.as_fixed_size_list().value(row), out, scope, mode)
         }
         DataType::Dictionary(_, _) => {
             let d = col.as_any_dictionary();
             let key = d.normalized_keys()[row];
-            write_value(d.values().as_ref(), key, out, scope, reencoded);
+            write_value(d.values().as_ref(), key, out, scope, mode);
         }
         other => {
             // Other primitives (dates, decimals): their display form, as a string.
@@ -313,14 +330,14 @@ fn write_float(v: f64, generic: bool, reencoded: bool, out: &mut String) {
     out.push_str(&pyfloat::repr(v));
 }
 
-fn write_list(values: &dyn Array, out: &mut String, scope: &JsonTypes, reencoded: bool) {
+fn write_list(values: &dyn Array, out: &mut String, scope: &JsonTypes, mode: Mode) {
     let item = scope.step(&Step::Item);
     out.push('[');
     for i in 0..values.len() {
         if i > 0 {
             out.push_str(", ");
         }
-        write_value(values, i, out, item, reencoded);
+        write_value(values, i, out, item, mode);
     }
     out.push(']');
 }
@@ -404,6 +421,28 @@ mod tests {
             out.starts_with(
                 "{\"score\": 0.7000000000000001, \"plain\": {\"x\": 0.7000000000000001}"
             )
+        );
+        // A nested field null in every row (a `NullArray`): absent in generic JSON, but the
+        // canonical form content hashes are taken over keeps writing it as it always did.
+        let nulls: ArrayRef = Arc::new(datafusion::arrow::array::NullArray::new(1));
+        let with_null: ArrayRef = Arc::new(StructArray::from(vec![
+            (
+                Arc::new(Field::new("x", DataType::Float64, true)),
+                x.clone(),
+            ),
+            (Arc::new(Field::new("u", DataType::Null, true)), nulls),
+        ]));
+        let b = RecordBatch::try_from_iter(vec![("meta", with_null)]).unwrap();
+        let mut generic = JsonTypes::none();
+        generic.mark(&[Step::Key("meta".into())]);
+        out.clear();
+        write_rows(&b, &mut out, &generic);
+        assert_eq!(out, "{\"meta\": {\"x\": 0.7000000000000001}}\n");
+        out.clear();
+        write_rows(&b, &mut out, &JsonTypes::all());
+        assert_eq!(
+            out,
+            "{\"meta\": {\"x\": 0.7000000000000001, \"u\": null}}\n"
         );
         let mut nested = JsonTypes::none();
         nested.mark(&[Step::Key("a".into()), Step::Item]);
