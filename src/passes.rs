@@ -49,10 +49,7 @@ pub(crate) async fn decide_dedups_on_cluster(
         let todo: Vec<(usize, Start)> = starts
             .iter()
             .enumerate()
-            .filter(|(_, s)| match s {
-                Start::Input => true,
-                Start::Checkpoint { op, .. } => *op < g,
-            })
+            .filter(|(_, s)| first_op(s) <= g)
             .map(|(p, s)| (p, s.clone()))
             .collect();
         let done: Vec<(usize, Option<Start>, PassFigures)> = futures::stream::iter(todo)

@@ -141,27 +141,35 @@ pub(crate) fn remote_job_ids(work_dir: &str) -> Result<Vec<String>> {
 
 /// Asks the run holding job `job_id`'s lease to stop (see [`crate::job::lease::STOP_FILE`]).
 pub(crate) fn request_stop(work_dir: &str, job_id: &str, force: bool) -> Result<()> {
-    let base = work_dir.trim_end_matches('/');
     let request = crate::job::lease::StopRequest {
         force,
         requested_epoch: SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64()),
     };
-    Remote::open(&format!("{base}/{job_id}/{}", crate::job::lease::STOP_FILE))?
+    Remote::open(&job_url(work_dir, job_id))?
+        .join(crate::job::lease::STOP_FILE)
         .put(serde_json::to_vec(&request)?)?;
     Ok(())
 }
 
 /// The lease of job `job_id` of the remote `work_dir`: who holds it, if anyone.
 pub(crate) fn lease_holder(work_dir: &str, job_id: &str) -> Result<Option<Vec<u8>>> {
+    Ok(Remote::open(&job_url(work_dir, job_id))?
+        .join(crate::job::lease::LEASE_FILE)
+        .get()?
+        .map(|(bytes, _)| bytes))
+}
+
+/// The URL of job `job_id`'s directory under the remote `work_dir` (which may already end with
+/// the job id, as a `work_dir` with `{job_id}` does once filled in).
+fn job_url(work_dir: &str, job_id: &str) -> String {
     let base = work_dir.trim_end_matches('/');
-    Ok(Remote::open(&format!(
-        "{base}/{job_id}/{}",
-        crate::job::lease::LEASE_FILE
-    ))?
-    .get()?
-    .map(|(bytes, _)| bytes))
+    if base.ends_with(job_id) {
+        base.to_string()
+    } else {
+        format!("{base}/{job_id}")
+    }
 }
 
 /// Files never published: hidden ones (the per-machine `.lock`, `.mirror.json`, temporary
@@ -180,12 +188,7 @@ impl JobMirror {
     /// the read-only copies `dj-job` and `dj-sql` fetch (apart, so that a tool never writes into
     /// the mirror a run on this machine works in).
     fn in_area(work_dir: &str, job_id: &str, area: &str) -> Result<Arc<JobMirror>> {
-        let base = work_dir.trim_end_matches('/');
-        let job_url = if base.ends_with(job_id) {
-            base.to_string()
-        } else {
-            format!("{base}/{job_id}")
-        };
+        let job_url = job_url(work_dir, job_id);
         let remote = Remote::open(&job_url)?;
         let local = store::cache_dir()
             .join(area)
@@ -289,6 +292,8 @@ impl JobMirror {
             object
                 .download(path)
                 .with_context(|| format!("cannot download {}", object.url))?;
+            // Known as published: a later sync does not upload it again.
+            self.record(&rel, meta.e_tag.clone(), path)?;
             e_tag = meta.e_tag;
         }
         Ok(store::RemoteObject {

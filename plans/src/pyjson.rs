@@ -140,7 +140,7 @@ impl JsonTypes {
 
     /// Whether top-level column `name` is generic JSON as a whole.
     pub fn is_generic_column(&self, name: &str) -> bool {
-        self.generic || self.step(&Step::Key(name.to_string())).generic
+        self.key(name).generic
     }
 
     fn step(&self, step: &Step) -> &JsonTypes {
@@ -156,9 +156,6 @@ impl JsonTypes {
     fn key(&self, name: &str) -> &JsonTypes {
         if self.generic {
             return &GENERIC;
-        }
-        if self.children.is_empty() {
-            return &EXACT;
         }
         self.children
             .iter()

@@ -80,16 +80,7 @@ pub(crate) fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result
     }
     let t0 = Instant::now();
     let lock_released = || crate::job::lock_pid(job_dir) != Some(pid);
-    let stop_logged = || {
-        let events = load_events(job_dir);
-        let kind = |e: &Value| EventKind::of(e);
-        let run_start = events
-            .iter()
-            .rposition(|e| kind(e) == Some(EventKind::JobStart));
-        events[run_start.unwrap_or(0)..]
-            .iter()
-            .any(|e| kind(e) == Some(EventKind::JobFailed) && e["status"] == "stopped")
-    };
+    let stop_logged = || stop_logged(job_dir);
     let mut exited;
     let mut released_at: Option<Instant> = None;
     loop {
@@ -162,6 +153,18 @@ pub(crate) fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result
         message,
         resume_command,
     })
+}
+
+/// Whether the latest run's events record a stop (`job_failed` with status `stopped`).
+fn stop_logged(job_dir: &Path) -> bool {
+    let events = load_events(job_dir);
+    let kind = |e: &Value| EventKind::of(e);
+    let run_start = events
+        .iter()
+        .rposition(|e| kind(e) == Some(EventKind::JobStart));
+    events[run_start.unwrap_or(0)..]
+        .iter()
+        .any(|e| kind(e) == Some(EventKind::JobFailed) && e["status"] == "stopped")
 }
 
 /// After SIGKILL nothing logged the end of the run: record it as the run itself would on SIGTERM.
@@ -247,15 +250,7 @@ pub(crate) fn stop_remote_job(
         && progress.status != JobStatus::Completed
         && JobPaths::new(view.clone()).partitioning_info().is_file();
     let resume_command = resumable.then(|| resume_command(&view, job_id));
-    let stop_logged = {
-        let events = load_events(&view);
-        let start = events
-            .iter()
-            .rposition(|e| EventKind::of(e) == Some(EventKind::JobStart));
-        events[start.unwrap_or(0)..]
-            .iter()
-            .any(|e| EventKind::of(e) == Some(EventKind::JobFailed) && e["status"] == "stopped")
-    };
+    let stop_logged = stop_logged(&view);
     let message = if success {
         let mut m = format!(
             "Job {job_id}: asked process {pid} on {host} to stop ({signal}); it {how} and \

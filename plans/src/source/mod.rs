@@ -145,6 +145,30 @@ impl InputIndex {
     /// Finds, counts and indexes every input file of `dataset_path` (a file, a directory or a
     /// glob), validating every JSON row on the way so bad input fails before any output exists.
     pub fn build(dataset_path: &str) -> Result<InputIndex, SourceError> {
+        let mut index = InputIndex::index_files(dataset_path)?;
+        if let Some(f) = index.files.first()
+            && matches!(f.format, FileFormat::Jsonl | FileFormat::JsonArray)
+        {
+            index.json_types = json_types::detect(&f.path, f.format, f.compression)?;
+        }
+        Ok(index)
+    }
+
+    /// Like [`InputIndex::build`], but rows are read with `schema` (missing columns as nulls,
+    /// types cast) instead of the inferred one: checkpoints are read back with the schema the
+    /// plan had at that op, whatever subset of keys a JSON checkpoint happens to contain. (A
+    /// checkpoint is dj-fusion's own file: no generic JSON fields to look for.)
+    pub fn build_with_schema(
+        dataset_path: &str,
+        schema: SchemaRef,
+    ) -> Result<InputIndex, SourceError> {
+        let mut index = InputIndex::index_files(dataset_path)?;
+        index.schema = schema;
+        Ok(index)
+    }
+
+    /// Every file of `dataset_path` indexed, their schemas merged (no generic JSON fields).
+    fn index_files(dataset_path: &str) -> Result<InputIndex, SourceError> {
         let paths = discover_all(dataset_path)?;
         let mut files = Vec::with_capacity(paths.len());
         let mut schemas = Vec::with_capacity(paths.len());
@@ -162,31 +186,13 @@ impl InputIndex {
         }
         let schema = merge_schemas(&files, schemas)?;
         let total_rows = files.iter().map(|f| f.rows).sum();
-        let json_types = match files.first() {
-            Some(f) if matches!(f.format, FileFormat::Jsonl | FileFormat::JsonArray) => {
-                json_types::detect(&f.path, f.format, f.compression)?
-            }
-            _ => crate::pyjson::JsonTypes::none(),
-        };
         Ok(InputIndex {
             dataset_path: dataset_path.to_string(),
             files,
             schema,
             total_rows,
-            json_types,
+            json_types: crate::pyjson::JsonTypes::none(),
         })
-    }
-
-    /// Like [`InputIndex::build`], but rows are read with `schema` (missing columns as nulls,
-    /// types cast) instead of the inferred one: checkpoints are read back with the schema the
-    /// plan had at that op, whatever subset of keys a JSON checkpoint happens to contain.
-    pub fn build_with_schema(
-        dataset_path: &str,
-        schema: SchemaRef,
-    ) -> Result<InputIndex, SourceError> {
-        let mut index = InputIndex::build(dataset_path)?;
-        index.schema = schema;
-        Ok(index)
     }
 
     /// `n` balanced contiguous ranges: the first `rows % n` get one extra row (Data-Juicer's
