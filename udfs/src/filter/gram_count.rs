@@ -1,10 +1,10 @@
 //! Exact counts of overlapping n-grams of characters (`character_repetition_filter`) or word ids
 //! (`word_repetition_filter`). Each code point gets a small id (the byte + 1 for ASCII, the next
-//! free number otherwise), so an n-gram packs losslessly into a u128 key; the keys are counted in
-//! an open-addressing table that each thread keeps between rows, so a row costs no allocation and
-//! no string comparison. On long texts the table outgrows the caches: slots are prefetched. Code
-//! points of the Basic Multilingual Plane get their ids from a stamped direct table, not a hash
-//! map.
+//! free number otherwise), so an n-gram packs losslessly into a u128 key. Most n-grams of a text
+//! occur once: a first pass marks each key's hash in a small table of 2-bit cells, and only the
+//! keys whose cell was hit twice or more are counted exactly, in an open-addressing table that
+//! each thread keeps between rows (no allocation, no string comparison per row). Code points of
+//! the Basic Multilingual Plane get their ids from a stamped direct table, not a hash map.
 
 use std::cell::RefCell;
 
@@ -12,6 +12,27 @@ use foldhash::HashMap;
 
 /// Scratch buffers above this many entries (16-24 MB) are not kept for the next row.
 const MAX_KEPT: usize = 1 << 20;
+
+/// The counts of a text's n-grams: every n-gram that may occur more than once is counted in
+/// `counts` (once per distinct n-gram; some of these counts are 1), and `unique` more n-grams are
+/// known to occur exactly once.
+#[derive(Debug)]
+pub(crate) struct GramCounts<'a> {
+    pub(crate) counts: &'a mut [u32],
+    pub(crate) unique: usize,
+}
+
+impl GramCounts<'_> {
+    /// The number of distinct n-grams.
+    pub(crate) fn distinct(&self) -> usize {
+        self.counts.len() + self.unique
+    }
+
+    /// The number of n-grams that occur exactly once.
+    pub(crate) fn singletons(&self) -> usize {
+        self.unique + self.counts.iter().filter(|&&c| c == 1).count()
+    }
+}
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
@@ -42,11 +63,31 @@ struct GramCounter {
     bmp_ids: Vec<u32>,
     bmp_stamps: Vec<u32>,
     bmp_stamp: u32,
+    /// An ASCII text's bytes, zero-padded for 16-byte loads.
+    bytes: Vec<u8>,
+    filter: RepeatFilter,
     table: Table,
+    /// The count of each key of `keys` that is distinct.
     counts: Vec<u32>,
-    /// The packed n-grams of the current input.
+    /// Keys known to occur once, left out of `keys`.
+    unique: usize,
+    /// The packed n-grams that may repeat.
     keys: Vec<u128>,
 }
+
+/// 2-bit saturating counters (0, 1, 2+) of key hashes, 32 cells per word.
+#[derive(Default)]
+struct RepeatFilter {
+    cells: Vec<u64>,
+}
+
+/// Cells per key: a key seen once shares its cell with another key with probability about
+/// 1 - e^(-1/8), 12%, and is then counted exactly although it is unique. The cells take 2 bytes
+/// per key (1 MB for a 500 KB text: within L2).
+const CELLS_PER_KEY: usize = 8;
+
+/// Below this many keys the exact table fits in L1 and the filter would not pay for itself.
+const FILTER_MIN_KEYS: usize = 1024;
 
 thread_local! {
     static COUNTER: RefCell<GramCounter> = RefCell::new(GramCounter::default());
@@ -59,7 +100,7 @@ thread_local! {
 pub(crate) fn with_gram_counts<R>(
     text: &str,
     n: usize,
-    f: impl FnOnce(&mut [u32]) -> R,
+    f: impl FnOnce(GramCounts<'_>) -> R,
 ) -> Option<R> {
     COUNTER.with(|c| {
         let mut c = c.borrow_mut();
@@ -76,13 +117,14 @@ pub(crate) fn with_id_gram_counts<R>(
     ids: &[u32],
     max_id: u32,
     n: usize,
-    f: impl FnOnce(&mut [u32]) -> R,
+    f: impl FnOnce(GramCounts<'_>) -> R,
 ) -> Option<R> {
     debug_assert!(ids.iter().all(|&id| id > 0 && id <= max_id));
     let bits = packed_bits(n, max_id)?;
     COUNTER.with(|c| {
         let mut c = c.borrow_mut();
-        let r = f(c.count_ids(ids.iter().copied(), n, bits));
+        let keys = || packed(ids.iter().copied(), n, bits);
+        let r = f(c.count_keys(ids.len() + 1 - n, keys));
         c.release_large();
         Some(r)
     })
@@ -91,23 +133,23 @@ pub(crate) fn with_id_gram_counts<R>(
 /// Like [`with_id_gram_counts`] over several sequences of ids at once (an n-gram never spans
 /// two): the counts of the distinct n-grams of all sequences at least `n` long.
 pub(crate) fn with_id_segment_gram_counts<'a, R>(
-    segments: impl Iterator<Item = &'a [u32]>,
+    segments: impl Iterator<Item = &'a [u32]> + Clone,
     max_id: u32,
     n: usize,
-    f: impl FnOnce(&mut [u32]) -> R,
+    f: impl FnOnce(GramCounts<'_>) -> R,
 ) -> Option<R> {
     let bits = packed_bits(n, max_id)?;
     COUNTER.with(|c| {
         let mut c = c.borrow_mut();
-        let c = &mut *c;
-        c.counts.clear();
-        c.keys.clear();
-        for seg in segments.filter(|s| s.len() >= n) {
-            debug_assert!(seg.iter().all(|&id| id > 0 && id <= max_id));
-            c.keys.extend(packed(seg.iter().copied(), n, bits));
-        }
-        c.table.count(&c.keys, &mut c.counts);
-        let r = f(&mut c.counts);
+        let segments = segments.filter(|s| s.len() >= n);
+        debug_assert!(segments.clone().flatten().all(|&id| id > 0 && id <= max_id));
+        let len = segments.clone().map(|s| s.len() + 1 - n).sum();
+        let keys = || {
+            segments
+                .clone()
+                .flat_map(move |s| packed(s.iter().copied(), n, bits))
+        };
+        let r = f(c.count_keys(len, keys));
         c.release_large();
         Some(r)
     })
@@ -135,62 +177,139 @@ impl GramCounter {
         if self.keys.capacity() > MAX_KEPT {
             self.keys = Vec::new();
         }
-    }
-
-    fn count(&mut self, text: &str, n: usize) -> Option<&mut [u32]> {
-        if text.is_ascii() {
-            let bits = packed_bits(n, 128)?;
-            let ids = text.bytes().map(|b| u32::from(b) + 1);
-            Some(self.count_ids(ids, n, bits))
-        } else {
-            self.ids.clear();
-            self.non_ascii.clear();
-            if self.bmp_ids.is_empty() {
-                self.bmp_ids = vec![0; 1 << 16];
-                self.bmp_stamps = vec![0; 1 << 16];
-            }
-            self.bmp_stamp = self.bmp_stamp.wrapping_add(1);
-            if self.bmp_stamp == 0 {
-                self.bmp_stamps.iter_mut().for_each(|s| *s = 0);
-                self.bmp_stamp = 1;
-            }
-            let stamp = self.bmp_stamp;
-            let mut next = 129u32;
-            for ch in text.chars() {
-                let c = ch as u32;
-                let id = if c < 128 {
-                    c + 1
-                } else if c < 1 << 16 {
-                    let c = c as usize;
-                    if self.bmp_stamps[c] != stamp {
-                        self.bmp_stamps[c] = stamp;
-                        self.bmp_ids[c] = next;
-                        next += 1;
-                    }
-                    self.bmp_ids[c]
-                } else {
-                    *self.non_ascii.entry(ch).or_insert_with(|| {
-                        next += 1;
-                        next - 1
-                    })
-                };
-                self.ids.push(id);
-            }
-            let bits = packed_bits(n, next - 1)?;
-            let ids = std::mem::take(&mut self.ids);
-            self.count_ids(ids.iter().copied(), n, bits);
-            self.ids = ids;
-            Some(&mut self.counts)
+        if self.filter.cells.capacity() > MAX_KEPT / 16 {
+            self.filter.cells = Vec::new();
+        }
+        if self.bytes.capacity() > MAX_KEPT * 16 {
+            self.bytes = Vec::new();
         }
     }
 
-    /// Counts the packed n-grams of ids (at least `n`) of at most `bits` bits each.
-    fn count_ids(&mut self, ids: impl Iterator<Item = u32>, n: usize, bits: usize) -> &mut [u32] {
-        self.counts.clear();
+    fn count(&mut self, text: &str, n: usize) -> Option<GramCounts<'_>> {
+        if text.is_ascii() {
+            if n > 16 {
+                return None;
+            }
+            // Each n-gram is its bytes, loaded 16 at a time from a zero-padded copy.
+            let mut bytes = std::mem::take(&mut self.bytes);
+            bytes.clear();
+            bytes.extend_from_slice(text.as_bytes());
+            bytes.extend_from_slice(&[0; 16]);
+            let mask = u128::MAX >> (128 - 8 * n);
+            let len = text.len() + 1 - n;
+            let keys = || {
+                bytes.windows(16).take(len).map(move |w| {
+                    u128::from_le_bytes(w.try_into().expect("16-byte windows")) & mask
+                })
+            };
+            self.count_keys(len, keys);
+            self.bytes = bytes;
+            return Some(self.counts());
+        }
+        self.ids.clear();
+        self.non_ascii.clear();
+        if self.bmp_ids.is_empty() {
+            self.bmp_ids = vec![0; 1 << 16];
+            self.bmp_stamps = vec![0; 1 << 16];
+        }
+        self.bmp_stamp = self.bmp_stamp.wrapping_add(1);
+        if self.bmp_stamp == 0 {
+            self.bmp_stamps.iter_mut().for_each(|s| *s = 0);
+            self.bmp_stamp = 1;
+        }
+        let stamp = self.bmp_stamp;
+        let mut next = 129u32;
+        for ch in text.chars() {
+            let c = ch as u32;
+            let id = if c < 128 {
+                c + 1
+            } else if c < 1 << 16 {
+                let c = c as usize;
+                if self.bmp_stamps[c] != stamp {
+                    self.bmp_stamps[c] = stamp;
+                    self.bmp_ids[c] = next;
+                    next += 1;
+                }
+                self.bmp_ids[c]
+            } else {
+                *self.non_ascii.entry(ch).or_insert_with(|| {
+                    next += 1;
+                    next - 1
+                })
+            };
+            self.ids.push(id);
+        }
+        let bits = packed_bits(n, next - 1)?;
+        let ids = std::mem::take(&mut self.ids);
+        self.count_keys(ids.len() + 1 - n, || packed(ids.iter().copied(), n, bits));
+        self.ids = ids;
+        Some(self.counts())
+    }
+
+    /// Counts the `len` keys that `keys` yields (it is called once per pass): those that may
+    /// repeat exactly, the others as known singletons.
+    fn count_keys<I: Iterator<Item = u128>>(
+        &mut self,
+        len: usize,
+        keys: impl Fn() -> I,
+    ) -> GramCounts<'_> {
         self.keys.clear();
-        self.keys.extend(packed(ids, n, bits));
+        self.unique = if len >= FILTER_MIN_KEYS {
+            self.filter.possible_repeats(len, keys(), keys(), &mut self.keys)
+        } else {
+            self.keys.extend(keys());
+            0
+        };
+        self.counts.clear();
         self.table.count(&self.keys, &mut self.counts);
-        &mut self.counts
+        self.counts()
+    }
+
+    fn counts(&mut self) -> GramCounts<'_> {
+        GramCounts {
+            counts: &mut self.counts,
+            unique: self.unique,
+        }
+    }
+}
+
+impl RepeatFilter {
+    /// Appends to `out`, in order, the keys (`len` of them, yielded by `first` and again by
+    /// `second`) whose hash cell was hit more than once, and returns how many it left out: each
+    /// of those occurs exactly once, since equal keys share a cell.
+    fn possible_repeats(
+        &mut self,
+        len: usize,
+        first: impl Iterator<Item = u128>,
+        second: impl Iterator<Item = u128>,
+        out: &mut Vec<u128>,
+    ) -> usize {
+        let cells = (len * CELLS_PER_KEY).next_power_of_two().max(64);
+        let shift = 64 - cells.trailing_zeros();
+        self.cells.clear();
+        self.cells.resize(cells / 32, 0);
+        // The cell from the hash's high bits; the exact table indexes by its low bits.
+        let cell = |key: u128| (key_hash(key) >> shift) as usize;
+        let words = &mut self.cells[..];
+        for key in first {
+            let c = cell(key);
+            let w = &mut words[c >> 5];
+            let once = 1u64 << ((c & 31) * 2);
+            // 0 -> 1 -> 3 (saturated): the high bit is set from the second hit on.
+            *w |= ((*w & once) << 1) | once;
+        }
+        // Branch-free compaction: every key is written, the count moves on for those kept.
+        out.reserve(len);
+        let spare = &mut out.spare_capacity_mut()[..len];
+        let mut kept = 0;
+        for key in second.take(len) {
+            let c = cell(key);
+            spare[kept].write(key);
+            kept += (words[c >> 5] >> ((c & 31) * 2 + 1)) as usize & 1;
+        }
+        // SAFETY: the first `kept` (<= len) spare slots were written above.
+        unsafe { out.set_len(out.len() + kept) };
+        len - kept
     }
 }
 
@@ -276,6 +395,14 @@ fn prefetch<T>(slot: &T) {
 mod tests {
     use super::*;
 
+    /// Every distinct n-gram's count, sorted.
+    fn all_counts(c: GramCounts<'_>) -> Vec<u32> {
+        let mut all = c.counts.to_vec();
+        all.extend(std::iter::repeat_n(1, c.unique));
+        all.sort_unstable();
+        all
+    }
+
     fn counts_by_text(text: &str, n: usize) -> Vec<u32> {
         let chars: Vec<char> = text.chars().collect();
         let mut m: std::collections::HashMap<String, u32> = Default::default();
@@ -294,11 +421,7 @@ mod tests {
         for i in 0..2_000u32 {
             let c = char::from_u32(0x4e00 + i % 300).unwrap();
             let text = format!("a{c}b{c}é{c}a{c}b");
-            let got = with_gram_counts(&text, 2, |c| {
-                let mut c = c.to_vec();
-                c.sort_unstable();
-                c
-            });
+            let got = with_gram_counts(&text, 2, all_counts);
             assert_eq!(got, Some(counts_by_text(&text, 2)), "{i}");
         }
     }
@@ -327,11 +450,7 @@ mod tests {
                 if text.chars().count() < n {
                     continue;
                 }
-                let got = with_gram_counts(text, n, |c| {
-                    let mut c = c.to_vec();
-                    c.sort_unstable();
-                    c
-                });
+                let got = with_gram_counts(text, n, all_counts);
                 let max_id_bits = if text.is_ascii() {
                     8
                 } else {
@@ -350,4 +469,28 @@ mod tests {
             }
         }
     }
+
+    /// On long texts the filter sets most unique n-grams aside, and what it keeps holds every
+    /// repeated one.
+    #[test]
+    fn filter_keeps_every_repeat() {
+        let text: String = (0..50_000u64)
+            .map(|i| {
+                let x = (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let x = (x ^ (x >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                char::from(b'a' + ((x >> 40) % 26) as u8)
+            })
+            .collect::<String>()
+            + &"repeated block of text ".repeat(40);
+        let (unique, distinct, singletons) =
+            with_gram_counts(&text, 10, |c| (c.unique, c.distinct(), c.singletons())).unwrap();
+        let want = counts_by_text(&text, 10);
+        assert_eq!(distinct, want.len());
+        assert_eq!(singletons, want.iter().filter(|&&c| c == 1).count());
+        assert!(unique > want.len() / 2, "{unique} of {}", want.len());
+        let ids: Vec<u32> = text.bytes().map(|b| u32::from(b) + 1).collect();
+        let got = with_id_gram_counts(&ids, 128, 10, all_counts).unwrap();
+        assert_eq!(got, want);
+    }
 }
+

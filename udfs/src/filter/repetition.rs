@@ -6,7 +6,7 @@ use foldhash::{HashMap, HashMapExt};
 use serde_json::json;
 
 use crate::filter::build_filter;
-use crate::filter::gram_count::with_gram_counts;
+use crate::filter::gram_count::{GramCounts, with_gram_counts};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{OpKind, OpSpec};
@@ -44,18 +44,25 @@ fn char_rep_ratio_by_hash(text: &str, n: usize, total: usize) -> f64 {
     let gram = |i: usize| &text[at(i)..at(i + n)];
     let mut counts = gram_counts_by_rolling_hash(text, n, total, &gram)
         .unwrap_or_else(|| gram_counts_by_text(total, &gram));
-    top_counts_ratio(&mut counts, total)
+    top_counts_ratio(
+        GramCounts {
+            counts: &mut counts,
+            unique: 0,
+        },
+        total,
+    )
 }
 
 /// Sum of the top `k = min(int(sqrt(#distinct)), #distinct - #singletons)` counts over `total`.
-fn top_counts_ratio(counts: &mut [u32], total: usize) -> f64 {
-    let distinct = counts.len();
-    let singletons = counts.iter().filter(|&&c| c == 1).count();
+/// Those k n-grams all repeat, so they are among `grams.counts`.
+fn top_counts_ratio(grams: GramCounts<'_>, total: usize) -> f64 {
+    let distinct = grams.distinct();
     // int(np.sqrt(len)) on a float, as in Python.
-    let k = ((distinct as f64).sqrt() as usize).min(distinct - singletons);
+    let k = ((distinct as f64).sqrt() as usize).min(distinct - grams.singletons());
     if k == 0 {
         return 0.0;
     }
+    let counts = grams.counts;
     counts.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
     let top: u64 = counts[..k].iter().map(|&c| c as u64).sum();
     top as f64 / total as f64

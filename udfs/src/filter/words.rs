@@ -7,7 +7,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::filter::build_filter;
-use crate::filter::gram_count::{with_id_gram_counts, with_id_segment_gram_counts};
+use crate::filter::gram_count::{
+    GramCounts, with_id_gram_counts, with_id_segment_gram_counts,
+};
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -84,8 +86,13 @@ fn word_rep_ratio_of(words: &[&str], n: usize) -> f64 {
         })
         .collect();
     let total = seq.len() - n + 1;
-    let repeated_share = |counts: &mut [u32]| {
-        let repeated: u64 = counts.iter().filter(|&&c| c > 1).map(|&c| c as u64).sum();
+    let repeated_share = |grams: GramCounts<'_>| {
+        let repeated: u64 = grams
+            .counts
+            .iter()
+            .filter(|&&c| c > 1)
+            .map(|&c| c as u64)
+            .sum();
         repeated as f64 / total as f64
     };
     if let Some(share) = with_id_gram_counts(&seq, ids.len() as u32, n, repeated_share) {
@@ -114,7 +121,10 @@ fn word_rep_ratio_of(words: &[&str], n: usize) -> f64 {
             for gram in segments().flat_map(|s| s.windows(n)) {
                 *freq.entry(gram).or_insert(0) += 1;
             }
-            repeated_share(&mut freq.into_values().collect::<Vec<_>>())
+            repeated_share(GramCounts {
+                counts: &mut freq.into_values().collect::<Vec<_>>(),
+                unique: 0,
+            })
         },
     )
 }
