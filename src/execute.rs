@@ -18,6 +18,7 @@ use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
+use dj_plans::drop_behind::{DropBehindReader, DropBehindWriter};
 use dj_plans::nodes::auto::AutoCheckpoints;
 use dj_plans::nodes::checkpoint::{AutoSink, checkpoint_file_name};
 use dj_plans::nodes::offline::credit_global_nodes;
@@ -1067,10 +1068,8 @@ async fn export_staged_batches(
         }
         Err(_) => {
             for path in staged {
-                let reader = StreamReader::try_new(
-                    std::io::BufReader::new(std::fs::File::open(path)?),
-                    None,
-                )?;
+                let file = DropBehindReader::new(std::fs::File::open(path)?)?;
+                let reader = StreamReader::try_new(std::io::BufReader::new(file), None)?;
                 for batch in reader {
                     exporter.write(&batch?)?;
                 }
@@ -1216,9 +1215,10 @@ async fn stage_partition(
 ) -> Result<Staged> {
     let mut stream = plan.execute(0, ctx)?;
     let create = |p: &Path| -> Result<_> {
+        let file = std::fs::File::create(p).and_then(DropBehindWriter::new);
         Ok(std::io::BufWriter::with_capacity(
             1 << 20,
-            std::fs::File::create(p).with_context(|| format!("cannot stage {}", p.display()))?,
+            file.with_context(|| format!("cannot stage {}", p.display()))?,
         ))
     };
     let (mut rows, mut bytes) = (0u64, 0u64);

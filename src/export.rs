@@ -15,6 +15,7 @@ use datafusion::parquet::file::properties::WriterProperties;
 use dj_udfs::{HASH_COLUMN, STATS_COLUMN};
 
 use dj_plans::atomic::AtomicFile;
+use dj_plans::drop_behind::DropBehindWriter;
 use dj_plans::pyjson;
 
 /// Data-Juicer's tag column, exported with the stats.
@@ -232,8 +233,8 @@ fn create_atomic(dest: &Path) -> Result<(AtomicFile, File), ExportError> {
 }
 
 enum Sink {
-    Jsonl(BufWriter<File>, String),
-    Parquet(Box<ArrowWriter<File>>),
+    Jsonl(BufWriter<DropBehindWriter>, String),
+    Parquet(Box<ArrowWriter<DropBehindWriter>>),
 }
 
 struct OpenFile {
@@ -250,6 +251,10 @@ impl OpenFile {
         types: &Arc<pyjson::JsonTypes>,
     ) -> Result<OpenFile, ExportError> {
         let (atomic, file) = create_atomic(path)?;
+        let file = DropBehindWriter::new(file).map_err(|source| ExportError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let sink = match format {
             ExportFormat::Jsonl => {
                 Sink::Jsonl(BufWriter::with_capacity(1 << 20, file), String::new())
@@ -305,8 +310,9 @@ impl OpenFile {
         dest: &Path,
         types: &Arc<pyjson::JsonTypes>,
     ) -> Result<OpenFile, ExportError> {
-        let (atomic, file) =
-            AtomicFile::adopt(fragment, dest).map_err(|source| ExportError::Io {
+        let (atomic, file) = AtomicFile::adopt(fragment, dest)
+            .and_then(|(atomic, file)| Ok((atomic, DropBehindWriter::new(file)?)))
+            .map_err(|source| ExportError::Io {
                 path: dest.to_path_buf(),
                 source,
             })?;
@@ -332,8 +338,7 @@ impl OpenFile {
             path: src.to_path_buf(),
             source,
         })?;
-        // File to file: std uses copy_file_range, so the bytes never enter user space.
-        std::io::copy(&mut from, w.get_mut()).map_err(io)?;
+        w.get_mut().append_file(&mut from).map_err(io)?;
         Ok(())
     }
 
@@ -350,7 +355,7 @@ impl OpenFile {
             })?,
         };
         self.atomic
-            .commit(file)
+            .commit(file.into_inner())
             .map_err(|source| ExportError::Io { path, source })
     }
 }

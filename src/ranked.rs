@@ -20,6 +20,7 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
 use datafusion::prelude::SessionConfig;
+use dj_plans::drop_behind::{DropBehindReader, DropBehindWriter};
 use futures::StreamExt;
 
 const OUT_ROWS: usize = 8192;
@@ -66,12 +67,17 @@ fn sort_partition(path: &Path, order: usize) -> Result<Option<SortedPartition>> 
     sorted = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
     drop(all);
     let schema = sorted.schema();
-    let mut w = StreamWriter::try_new(std::io::BufWriter::new(tempfile::tempfile()?), &schema)?;
+    let spill = DropBehindWriter::new(tempfile::tempfile()?)?;
+    let mut w = StreamWriter::try_new(std::io::BufWriter::new(spill), &schema)?;
     for start in (0..sorted.num_rows()).step_by(OUT_ROWS) {
         w.write(&sorted.slice(start, OUT_ROWS.min(sorted.num_rows() - start)))?;
     }
     w.finish()?;
-    let file = w.into_inner()?.into_inner().map_err(|e| e.into_error())?;
+    let file = w
+        .into_inner()?
+        .into_inner()
+        .map_err(|e| e.into_error())?
+        .into_inner();
     Ok(Some(SortedPartition { file, schema }))
 }
 
@@ -91,7 +97,10 @@ impl PartitionStream for SortedPartition {
                 Ok(f)
             })
             .map_err(datafusion::error::DataFusionError::from)
-            .and_then(|f| Ok(StreamReader::try_new(std::io::BufReader::new(f), None)?));
+            .and_then(|f| {
+                let f = std::io::BufReader::new(DropBehindReader::new(f)?);
+                Ok(StreamReader::try_new(f, None)?)
+            });
         let stream: futures::stream::BoxStream<'static, _> = match batches {
             Ok(reader) => futures::stream::iter(reader.map(|b| b.map_err(Into::into))).boxed(),
             Err(e) => futures::stream::once(async move { Err(e) }).boxed(),

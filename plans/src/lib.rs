@@ -7,6 +7,7 @@
 pub mod atomic;
 pub mod codec;
 pub mod compile;
+pub mod drop_behind;
 pub mod nodes;
 pub mod planner;
 pub mod pyjson;

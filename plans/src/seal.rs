@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::atomic::{AtomicFile, write_atomic};
+use crate::drop_behind::DropBehindWriter;
 
 /// Suffix of a file's checksum record.
 pub const SEAL_SUFFIX: &str = ".blake3";
@@ -103,16 +104,20 @@ pub(crate) struct SealedFile {
 impl SealedFile {
     /// Starts writing `dest` (see [`AtomicFile::create`]); write to the returned writer, then
     /// [`SealedFile::commit`] it.
-    pub fn create(dest: &Path) -> io::Result<(SealedFile, HashingWriter<File>)> {
+    pub fn create(dest: &Path) -> io::Result<(SealedFile, HashingWriter<DropBehindWriter>)> {
         let (atomic, file) = AtomicFile::create(dest)?;
-        Ok((SealedFile { atomic }, HashingWriter::new(file)))
+        Ok((
+            SealedFile { atomic },
+            HashingWriter::new(DropBehindWriter::new(file)?),
+        ))
     }
 
     /// Makes the seal durable, then the file (fsynced, renamed into place): a file in place
     /// always has a durable seal (a crash in between leaves at worst a seal without its file, or
     /// a new seal over an old file, which then fails verification and is not used).
-    pub fn commit(self, writer: HashingWriter<File>) -> io::Result<Seal> {
+    pub fn commit(self, writer: HashingWriter<DropBehindWriter>) -> io::Result<Seal> {
         let (file, seal) = writer.into_parts();
+        let file = file.into_inner();
         let record = serde_json::to_vec(&seal).map_err(io::Error::other)?;
         write_atomic(&seal_path(self.atomic.dest()), &record)?;
         self.atomic.commit(file)?;

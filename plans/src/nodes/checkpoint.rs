@@ -7,7 +7,6 @@
 use super::auto::AutoCheckpoints;
 use std::cmp::Ordering;
 use std::fmt;
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -27,6 +26,7 @@ use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::Stream;
 
+use crate::drop_behind::DropBehindWriter;
 use crate::pyjson;
 use crate::recipe::{Compression, StorageFormat};
 use crate::seal::{HashingWriter, Seal, SealedFile, seal_path};
@@ -238,7 +238,7 @@ impl ExecutionPlan for CheckpointExec {
     }
 }
 
-type Hashed = HashingWriter<File>;
+type Hashed = HashingWriter<DropBehindWriter>;
 
 enum Sink {
     Parquet(ArrowWriter<Hashed>),

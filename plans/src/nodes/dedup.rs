@@ -37,6 +37,7 @@ use futures::StreamExt;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::offline::TimedStream;
+use crate::drop_behind::{DropBehindReader, DropBehindWriter};
 
 /// Keys of one partition's rows entering the dedup, flat: row `i` has
 /// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
@@ -669,7 +670,7 @@ async fn spill(
     let schema = stream.schema();
     let mut stream = TimedStream::new(stream, compute.clone());
     let mut keys = Keys::new();
-    let mut writer: Option<StreamWriter<std::io::BufWriter<std::fs::File>>> = None;
+    let mut writer: Option<StreamWriter<std::io::BufWriter<DropBehindWriter>>> = None;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         if batch.num_rows() == 0 {
@@ -679,7 +680,9 @@ async fn spill(
         keys_of(kind, &batch, hash_index, &mut keys)?;
         if writer.is_none() {
             // Anonymous temp file: removed by the OS when the last handle closes.
-            let file = tempfile::tempfile().map_err(|e| spill_error(&e))?;
+            let file = tempfile::tempfile()
+                .and_then(DropBehindWriter::new)
+                .map_err(|e| spill_error(&e))?;
             writer = Some(StreamWriter::try_new(
                 std::io::BufWriter::new(file),
                 &schema,
@@ -697,7 +700,8 @@ async fn spill(
             let mut f = w
                 .into_inner()?
                 .into_inner()
-                .map_err(|e| DataFusionError::IoError(e.into_error()))?;
+                .map_err(|e| DataFusionError::IoError(e.into_error()))?
+                .into_inner();
             std::io::Seek::rewind(&mut f)?;
             Some(f)
         }
@@ -761,7 +765,10 @@ impl ExecutionPlan for DedupExec {
             let keep = barrier.arrive(logical, keys).await?;
             let Some(file) = file else { return Ok(()) };
             tokio::task::spawn_blocking(move || -> Result<()> {
-                let reader = StreamReader::try_new(std::io::BufReader::new(file), None)?;
+                let reader = StreamReader::try_new(
+                    std::io::BufReader::new(DropBehindReader::new(file)?),
+                    None,
+                )?;
                 let mut offset = 0;
                 let mut timer = compute.timer();
                 for batch in reader {

@@ -27,6 +27,7 @@ use tokio::sync::Notify;
 
 use super::dedup::{Concurrency, spill_error};
 use super::offline::TimedStream;
+use crate::drop_behind::{DropBehindReader, DropBehindWriter};
 
 /// Output rank of each row after a selector; the export sorts by it. Never exported.
 pub const ORDER_COLUMN: &str = "__dj__order";
@@ -515,7 +516,7 @@ impl ExecutionPlan for SelectExec {
         }
         builder.spawn(async move {
             let mut rows = SelectRows::default();
-            let mut writer: Option<StreamWriter<std::io::BufWriter<std::fs::File>>> = None;
+            let mut writer: Option<StreamWriter<std::io::BufWriter<DropBehindWriter>>> = None;
             while let Some(batch) = input.next().await {
                 let batch = batch?;
                 if batch.num_rows() == 0 {
@@ -524,7 +525,9 @@ impl ExecutionPlan for SelectExec {
                 let _timer = compute.timer();
                 rows_of(&batch, value_index, order_index, logical, &mut rows)?;
                 if writer.is_none() {
-                    let file = tempfile::tempfile().map_err(|e| spill_error(&e))?;
+                    let file = tempfile::tempfile()
+                        .and_then(DropBehindWriter::new)
+                        .map_err(|e| spill_error(&e))?;
                     writer = Some(StreamWriter::try_new(
                         std::io::BufWriter::new(file),
                         &batch.schema(),
@@ -542,10 +545,14 @@ impl ExecutionPlan for SelectExec {
             let mut file = w
                 .into_inner()?
                 .into_inner()
-                .map_err(|e| DataFusionError::IoError(e.into_error()))?;
+                .map_err(|e| DataFusionError::IoError(e.into_error()))?
+                .into_inner();
             std::io::Seek::rewind(&mut file)?;
             tokio::task::spawn_blocking(move || -> Result<()> {
-                let reader = StreamReader::try_new(std::io::BufReader::new(file), None)?;
+                let reader = StreamReader::try_new(
+                    std::io::BufReader::new(DropBehindReader::new(file)?),
+                    None,
+                )?;
                 let mut offset = 0;
                 let mut timer = compute.timer();
                 for batch in reader {

@@ -255,7 +255,8 @@ impl GramCounter {
     ) -> GramCounts<'_> {
         self.keys.clear();
         self.unique = if len >= FILTER_MIN_KEYS {
-            self.filter.possible_repeats(len, keys(), keys(), &mut self.keys)
+            self.filter
+                .possible_repeats(len, keys(), keys(), &mut self.keys)
         } else {
             self.keys.extend(keys());
             0
@@ -493,4 +494,3 @@ mod tests {
         assert_eq!(got, want);
     }
 }
-

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::filter::build_filter;
-use crate::filter::gram_count::{
-    GramCounts, with_id_gram_counts, with_id_segment_gram_counts,
-};
+use crate::filter::gram_count::{GramCounts, with_id_gram_counts, with_id_segment_gram_counts};
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
