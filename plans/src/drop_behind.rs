@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 
 /// Bytes written (or read) between two drops.
-const WINDOW: u64 = 16 << 20;
+const WINDOW: u64 = 4 << 20;
 
 /// A file written sequentially from its current position, dropping behind.
 #[derive(Debug)]

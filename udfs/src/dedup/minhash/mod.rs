@@ -46,10 +46,12 @@ use serde_json::{Value, json};
 use sha1::{Digest, Sha1};
 
 mod permute;
+mod sha1x16;
 
 use permute::Permutations;
 #[cfg(test)]
 pub(crate) use permute::permute;
+use sha1x16::Sha1x16;
 
 use crate::models::SentencePiece;
 use crate::operator::{DedupKind, DedupOp, Operator};
@@ -395,7 +397,19 @@ impl MinHasher {
     /// [`MinHasher::shingle_hashes`] into `hashes` (cleared first).
     fn collect_hashes(&self, text: &str, hashes: &mut Vec<u32>) {
         hashes.clear();
-        self.for_each_shingle(text, |s| hashes.push(sha1_hash32(s)));
+        match Sha1x16::new() {
+            Some(mut lanes) => {
+                self.for_each_shingle(text, |s| {
+                    if s.len() <= sha1x16::MAX_LEN {
+                        lanes.push(s, hashes);
+                    } else {
+                        hashes.push(sha1_hash32(s));
+                    }
+                });
+                lanes.flush(hashes);
+            }
+            None => self.for_each_shingle(text, |s| hashes.push(sha1_hash32(s))),
+        }
         hashes.sort_unstable();
         hashes.dedup();
     }

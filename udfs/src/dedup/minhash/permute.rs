@@ -1,18 +1,22 @@
 //! The MinHash permutation step: for every permutation `(a, b)`, the minimum over a text's shingle
 //! hashes of `((h*a + b) mod P) & (2^32 - 1)` (u64 arithmetic wrapping, P = 2^61 - 1). This is
-//! most of MinHash's work on long texts, so it runs eight permutations per AVX-512 instruction
-//! when the CPU has AVX-512 F and DQ, four per AVX2 instruction when it has AVX2 (checked at run
-//! time), and as plain Rust otherwise; all give the same values.
+//! most of MinHash's work on long texts, so with AVX-512 F and DQ it screens sixteen permutations
+//! per instruction with 32-bit arithmetic and computes exactly only where a minimum may fall; with
+//! AVX2 it runs four per instruction (checked at run time), and as plain Rust otherwise; all give
+//! the same values.
 
 use super::{MAX_HASH, MERSENNE_PRIME};
 
-/// The permutations, with `a` also split into 32-bit halves for the vector multiply.
+/// The permutations, with `a` also split into 32-bit halves for the vector multiplies, and the
+/// low 32 bits of `a` and `b` as u32 for the AVX-512 screening.
 #[derive(Debug)]
 pub(crate) struct Permutations {
     a: Vec<u64>,
     b: Vec<u64>,
     a_lo: Vec<u64>,
     a_hi: Vec<u64>,
+    a_lo32: Vec<u32>,
+    b_lo32: Vec<u32>,
 }
 
 /// `x mod (2^61 - 1)` for any u64.
@@ -38,7 +42,16 @@ impl Permutations {
         assert_eq!(a.len(), b.len(), "one b per a");
         let a_lo = a.iter().map(|&a| a & 0xffff_ffff).collect();
         let a_hi = a.iter().map(|&a| a >> 32).collect();
-        Permutations { a, b, a_lo, a_hi }
+        let a_lo32 = a.iter().map(|&a| a as u32).collect();
+        let b_lo32 = b.iter().map(|&b| b as u32).collect();
+        Permutations {
+            a,
+            b,
+            a_lo,
+            a_hi,
+            a_lo32,
+            b_lo32,
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -64,39 +77,45 @@ impl Permutations {
         self.signature_scalar(hashes)
     }
 
-    /// Eight permutations per vector, four vectors per pass over the hashes (independent chains
-    /// hide the 64-bit multiply's latency); `h*a mod 2^64` is one `vpmullq`.
+    /// Sixteen permutations per vector, four vectors per pass over the hashes. A permuted value
+    /// is `(y + d) mod 2^32`, where `y = (h*a + b) mod 2^32` takes one 32-bit multiply and
+    /// `d = (x >> 61) + [x mod 2^61 + (x >> 61) >= P]` is at most 8 (`x = h*a + b mod 2^64`), so
+    /// when `y` is below `2^32 - 8` the value is at least `y`. Once the minima are small, almost
+    /// every `y` is above its minimum and the hash cannot lower it: only lanes where `y` is below
+    /// the minimum (or could wrap) are computed exactly, with 64-bit `vpmullq`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512dq,avx2")]
     unsafe fn signature_avx512(&self, hashes: &[u32]) -> Vec<u32> {
         use std::arch::x86_64::*;
-        const BLOCK: usize = 32;
+        const LANES: usize = 16;
+        const BLOCK: usize = 4 * LANES;
         let blocks = self.len() / BLOCK * BLOCK;
         let mut sig = vec![MAX_HASH; self.len()];
-        let load = |v: &[u64], j: usize| {
-            // SAFETY: j + 8 <= blocks <= v.len(); unaligned loads.
+        let load32 = |v: &[u32], j: usize| {
+            // SAFETY: j + 16 <= blocks <= v.len(); unaligned loads.
             unsafe { _mm512_loadu_si512(v.as_ptr().add(j).cast()) }
         };
-        let p = _mm512_set1_epi64(MERSENNE_PRIME as i64);
-        let permuted = |h: __m512i, a: __m512i, b: __m512i| {
-            let x = _mm512_add_epi64(_mm512_mullo_epi64(h, a), b);
-            let r = _mm512_add_epi64(_mm512_and_si512(x, p), _mm512_srli_epi64::<61>(x));
-            let r = _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, p), r, p);
-            _mm512_cvtepi64_epi32(r)
-        };
+        let wraps = _mm512_set1_epi32(-8); // 2^32 - 8
         for j in (0..blocks).step_by(BLOCK) {
-            let a = [0, 8, 16, 24].map(|k| load(&self.a, j + k));
-            let b = [0, 8, 16, 24].map(|k| load(&self.b, j + k));
-            let mut min = [_mm256_set1_epi32(-1); 4];
+            let a = [0, 16, 32, 48].map(|k| load32(&self.a_lo32, j + k));
+            let b = [0, 16, 32, 48].map(|k| load32(&self.b_lo32, j + k));
+            let mut min = [_mm512_set1_epi32(-1); 4];
             for &h in hashes {
-                let h = _mm512_set1_epi64(i64::from(h));
+                let hv = _mm512_set1_epi32(h as i32);
                 for k in 0..4 {
-                    min[k] = _mm256_min_epu32(min[k], permuted(h, a[k], b[k]));
+                    let y = _mm512_add_epi32(_mm512_mullo_epi32(hv, a[k]), b[k]);
+                    let may_lower =
+                        _mm512_cmplt_epu32_mask(y, min[k]) | _mm512_cmpge_epu32_mask(y, wraps);
+                    if may_lower != 0 {
+                        // SAFETY: the CPU has AVX-512 F and DQ (this function's features).
+                        let exact = unsafe { self.permuted16_avx512(h, j + LANES * k) };
+                        min[k] = _mm512_min_epu32(min[k], exact);
+                    }
                 }
             }
             for (k, m) in min.iter().enumerate() {
-                // SAFETY: j + 8k + 8 <= blocks <= sig.len(); unaligned store.
-                unsafe { _mm256_storeu_si256(sig.as_mut_ptr().add(j + 8 * k).cast(), *m) };
+                // SAFETY: j + 16k + 16 <= blocks <= sig.len(); unaligned store.
+                unsafe { _mm512_storeu_si512(sig.as_mut_ptr().add(j + LANES * k).cast(), *m) };
             }
         }
         let tail = sig[blocks..]
@@ -109,6 +128,28 @@ impl Permutations {
             }
         }
         sig
+    }
+
+    /// The sixteen permutations from `j` of `h`, exactly (64-bit lanes, `h*a` with `vpmullq`).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn permuted16_avx512(&self, h: u32, j: usize) -> std::arch::x86_64::__m512i {
+        use std::arch::x86_64::*;
+        let load = |v: &[u64], j: usize| {
+            // SAFETY: the callers' j + 16 <= v.len(); unaligned loads.
+            unsafe { _mm512_loadu_si512(v.as_ptr().add(j).cast()) }
+        };
+        let p = _mm512_set1_epi64(MERSENNE_PRIME as i64);
+        let h = _mm512_set1_epi64(i64::from(h));
+        let permuted = |a: __m512i, b: __m512i| {
+            let x = _mm512_add_epi64(_mm512_mullo_epi64(h, a), b);
+            let r = _mm512_add_epi64(_mm512_and_si512(x, p), _mm512_srli_epi64::<61>(x));
+            let r = _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, p), r, p);
+            _mm512_cvtepi64_epi32(r)
+        };
+        let lo = permuted(load(&self.a, j), load(&self.b, j));
+        let hi = permuted(load(&self.a, j + 8), load(&self.b, j + 8));
+        _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
     }
 
     fn signature_scalar(&self, hashes: &[u32]) -> Vec<u32> {
@@ -241,5 +282,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A value whose low 32 bits before the reduction are just below 2^32 wraps to a small one
+    /// after it: the AVX-512 screening must compute it although `y` is above the minimum.
+    #[test]
+    fn screening_sees_values_that_wrap() {
+        // x = h + b: for h = 0, x >> 61 = 7 and x mod 2^32 = 2^32 - 3, so the value is 4; for
+        // h = 5 it is 9, which comes first and sets the minimum.
+        let n = 64;
+        let perms = Permutations::new(vec![1; n], vec![0xE000_0000_FFFF_FFFD; n]);
+        assert_eq!(permute(0, 1, 0xE000_0000_FFFF_FFFD), 4);
+        assert_eq!(permute(5, 1, 0xE000_0000_FFFF_FFFD), 9);
+        assert_eq!(perms.signature_scalar(&[5, 0]), vec![4; n]);
+        assert_eq!(perms.signature(&[5, 0]), vec![4; n]);
     }
 }
