@@ -391,10 +391,14 @@ impl MinHasher {
     pub(crate) fn shingle_hashes(&self, text: &str) -> Vec<u32> {
         let mut hashes = Vec::new();
         self.collect_hashes(text, &mut hashes);
+        hashes.sort_unstable();
+        hashes.dedup();
         hashes
     }
 
-    /// [`MinHasher::shingle_hashes`] into `hashes` (cleared first).
+    /// The [`sha1_hash32`] values of the text's shingles into `hashes` (cleared first), in no
+    /// particular order and with repeats: a minimum does not need them distinct, and sorting
+    /// costs more than screening the few repeats.
     fn collect_hashes(&self, text: &str, hashes: &mut Vec<u32>) {
         hashes.clear();
         match Sha1x16::new() {
@@ -410,8 +414,6 @@ impl MinHasher {
             }
             None => self.for_each_shingle(text, |s| hashes.push(sha1_hash32(s))),
         }
-        hashes.sort_unstable();
-        hashes.dedup();
     }
 
     /// The MinHash signature: for every permutation, the minimum permuted value over the shingle

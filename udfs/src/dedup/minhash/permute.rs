@@ -95,21 +95,26 @@ impl Permutations {
             // SAFETY: j + 16 <= blocks <= v.len(); unaligned loads.
             unsafe { _mm512_loadu_si512(v.as_ptr().add(j).cast()) }
         };
-        let wraps = _mm512_set1_epi32(-8); // 2^32 - 8
+        // With t = y + 8 and T = min(minimum, 2^32 - 9) + 8 (both mod 2^32), `t < T` holds
+        // exactly when y is below the minimum or could wrap (y >= 2^32 - 8); capping the
+        // minimum only lets more lanes through.
+        let eight = _mm512_set1_epi32(8);
+        let cap = _mm512_set1_epi32(-9); // 2^32 - 9
+        let bound = |min: __m512i| _mm512_add_epi32(_mm512_min_epu32(min, cap), eight);
         for j in (0..blocks).step_by(BLOCK) {
             let a = [0, 16, 32, 48].map(|k| load32(&self.a_lo32, j + k));
-            let b = [0, 16, 32, 48].map(|k| load32(&self.b_lo32, j + k));
+            let b8 = [0, 16, 32, 48].map(|k| _mm512_add_epi32(load32(&self.b_lo32, j + k), eight));
             let mut min = [_mm512_set1_epi32(-1); 4];
+            let mut bounds = min.map(bound);
             for &h in hashes {
                 let hv = _mm512_set1_epi32(h as i32);
                 for k in 0..4 {
-                    let y = _mm512_add_epi32(_mm512_mullo_epi32(hv, a[k]), b[k]);
-                    let may_lower =
-                        _mm512_cmplt_epu32_mask(y, min[k]) | _mm512_cmpge_epu32_mask(y, wraps);
-                    if may_lower != 0 {
+                    let t = _mm512_add_epi32(_mm512_mullo_epi32(hv, a[k]), b8[k]);
+                    if _mm512_cmplt_epu32_mask(t, bounds[k]) != 0 {
                         // SAFETY: the CPU has AVX-512 F and DQ (this function's features).
                         let exact = unsafe { self.permuted16_avx512(h, j + LANES * k) };
                         min[k] = _mm512_min_epu32(min[k], exact);
+                        bounds[k] = bound(min[k]);
                     }
                 }
             }
