@@ -16,7 +16,7 @@ use super::{InputFile, MARK_BYTES, MARK_MIN_ROWS, SEEK_EVERY, SeekPoint, SourceE
 
 /// Rows are flushed into a batch at this many rows or [`BATCH_BYTES`] bytes of JSON.
 pub(crate) const BATCH_ROWS: usize = 8192;
-pub(crate) const BATCH_BYTES: usize = 8 << 20;
+pub(crate) const BATCH_BYTES: usize = 2 << 20;
 
 /// Reads a file line by line, tracking byte offsets and 1-based line numbers; skips blank lines.
 struct Lines<R> {

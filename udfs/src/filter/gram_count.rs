@@ -332,10 +332,10 @@ fn packed(mut ids: impl Iterator<Item = u32>, n: usize, bits: usize) -> impl Ite
 }
 
 impl Table {
-    /// Appends the count of each distinct key of `keys` to `counts`. The slot of the key
-    /// [`PREFETCH`] places ahead is prefetched, so that several cache misses are in flight.
-    fn count(&mut self, keys: &[u128], counts: &mut Vec<u32>) {
-        let cap = (keys.len() * 2).next_power_of_two().max(16);
+    /// Empties the table (a new generation) with room for `keys` distinct keys at most half
+    /// full; returns the slot mask.
+    fn start(&mut self, keys: usize) -> usize {
+        let cap = (keys * 2).next_power_of_two().max(16);
         if self.slots.len() < cap {
             self.slots.resize(cap, Slot::default());
         }
@@ -344,36 +344,119 @@ impl Table {
             self.slots.iter_mut().for_each(|s| s.generation = 0);
             self.generation = 1;
         }
-        let generation = self.generation;
-        let mask = cap - 1;
-        let slots = &mut self.slots[..cap];
+        cap - 1
+    }
+
+    /// The index of `key` if the table has it, else `None` after inserting it with index `new`.
+    #[inline(always)]
+    fn find_or_insert(&mut self, mask: usize, key: u128, new: u32) -> Option<u32> {
+        let (lo, hi) = (key as u64, (key >> 64) as u64);
+        let mut i = key_hash(key) as usize & mask;
+        loop {
+            let s = &mut self.slots[i];
+            if s.generation != self.generation {
+                *s = Slot {
+                    lo,
+                    hi,
+                    generation: self.generation,
+                    index: new,
+                };
+                return None;
+            }
+            if s.lo == lo && s.hi == hi {
+                return Some(s.index);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Appends the count of each distinct key of `keys` to `counts`. The slot of the key
+    /// [`PREFETCH`] places ahead is prefetched, so that several cache misses are in flight.
+    fn count(&mut self, keys: &[u128], counts: &mut Vec<u32>) {
+        let mask = self.start(keys.len());
         counts.reserve(keys.len());
         for (i, &key) in keys.iter().enumerate() {
             if let Some(&ahead) = keys.get(i + PREFETCH) {
-                prefetch(&slots[key_hash(ahead) as usize & mask]);
+                prefetch(&self.slots[key_hash(ahead) as usize & mask]);
             }
-            let (lo, hi) = (key as u64, (key >> 64) as u64);
-            let mut i = key_hash(key) as usize & mask;
-            loop {
-                let s = &mut slots[i];
-                if s.generation != generation {
-                    *s = Slot {
-                        lo,
-                        hi,
-                        generation,
-                        index: counts.len() as u32,
-                    };
-                    counts.push(1);
-                    break;
-                }
-                if s.lo == lo && s.hi == hi {
-                    counts[s.index as usize] += 1;
-                    break;
-                }
-                i = (i + 1) & mask;
+            match self.find_or_insert(mask, key, counts.len() as u32) {
+                Some(index) => counts[index as usize] += 1,
+                None => counts.push(1),
             }
         }
     }
+}
+
+/// Words longer than this are interned by their text.
+const MAX_PACKED_WORD: usize = 15;
+
+/// A word of 1 to [`MAX_PACKED_WORD`] bytes as a u128, losslessly: its bytes (in two possibly
+/// overlapping loads, which the length makes unambiguous) and its length in the top byte.
+#[inline]
+fn packed_word(w: &[u8]) -> u128 {
+    let len = w.len();
+    debug_assert!((1..=MAX_PACKED_WORD).contains(&len));
+    let u32_at = |i: usize| u32::from_le_bytes(w[i..i + 4].try_into().expect("4 bytes"));
+    let u64_at = |i: usize| u64::from_le_bytes(w[i..i + 8].try_into().expect("8 bytes"));
+    let (lo, rest) = match len {
+        1..=3 => (
+            u64::from(w[0]) | u64::from(w[len / 2]) << 8 | u64::from(w[len - 1]) << 16,
+            0,
+        ),
+        4..=7 => (u64::from(u32_at(0)) | u64::from(u32_at(len - 4)) << 32, 0),
+        8 => (u64_at(0), 0),
+        // Bytes 8..len: the top len - 8 bytes of the 8 that end the word.
+        _ => (u64_at(0), u64_at(len - 8) >> (8 * (16 - len))),
+    };
+    u128::from(lo) | u128::from(rest | (len as u64) << 56) << 64
+}
+
+#[derive(Default)]
+struct WordInterner {
+    table: Table,
+    ids: Vec<u32>,
+}
+
+thread_local! {
+    static INTERNER: RefCell<WordInterner> = RefCell::new(WordInterner::default());
+}
+
+/// Calls `f` with the id of every word (1 for the first distinct word, 2 for the next, ...) and
+/// the largest id. Words of up to 15 bytes are keys of the per-thread table (no hashing of
+/// strings, no string comparison); longer ones go through a map of their text.
+pub(crate) fn with_word_ids<R>(words: &[&str], f: impl FnOnce(&[u32], u32) -> R) -> R {
+    INTERNER.with(|c| {
+        let mut c = c.borrow_mut();
+        let c = &mut *c;
+        let mask = c.table.start(words.len());
+        let mut long: HashMap<&str, u32> = HashMap::default();
+        let mut next = 1u32;
+        c.ids.clear();
+        c.ids.reserve(words.len());
+        for w in words {
+            let id = if (1..=MAX_PACKED_WORD).contains(&w.len()) {
+                c.table
+                    .find_or_insert(mask, packed_word(w.as_bytes()), next)
+            } else {
+                long.get(w).copied().or_else(|| {
+                    long.insert(w, next);
+                    None
+                })
+            };
+            c.ids.push(id.unwrap_or_else(|| {
+                next += 1;
+                next - 1
+            }));
+        }
+        let r = f(&c.ids, next - 1);
+        if c.table.slots.len() > MAX_KEPT {
+            c.table.slots = Vec::new();
+        }
+        if c.ids.capacity() > MAX_KEPT {
+            c.ids = Vec::new();
+        }
+        r
+    })
 }
 
 /// How many keys ahead [`Table::count`] prefetches.
@@ -492,5 +575,40 @@ mod tests {
         let ids: Vec<u32> = text.bytes().map(|b| u32::from(b) + 1).collect();
         let got = with_id_gram_counts(&ids, 128, 10, all_counts).unwrap();
         assert_eq!(got, want);
+    }
+
+    /// Packed words are equal exactly when the words are, for every length and overlap.
+    #[test]
+    fn packed_words_are_lossless() {
+        let mut words: Vec<Vec<u8>> = Vec::new();
+        for len in 1..=MAX_PACKED_WORD {
+            for fill in [b'a', b'b'] {
+                words.push(vec![fill; len]);
+                for i in 0..len {
+                    let mut w = vec![fill; len];
+                    w[i] = b'z';
+                    words.push(w);
+                }
+            }
+        }
+        words.push("é".as_bytes().to_vec());
+        let keys: Vec<u128> = words.iter().map(|w| packed_word(w)).collect();
+        for (i, a) in words.iter().enumerate() {
+            for (j, b) in words.iter().enumerate() {
+                assert_eq!(a == b, keys[i] == keys[j], "{a:?} {b:?}");
+            }
+        }
+    }
+
+    /// Ids are in order of first appearance, short and long words alike.
+    #[test]
+    fn word_ids_in_order_of_appearance() {
+        let long = "a-very-long-word-indeed";
+        let words = ["the", "cat", long, "the", "sat", long, "cat", "x", "x"];
+        let (ids, max) = with_word_ids(&words, |ids, max| (ids.to_vec(), max));
+        assert_eq!(ids, [1, 2, 3, 1, 4, 3, 2, 5, 5]);
+        assert_eq!(max, 5);
+        let (ids, max) = with_word_ids(&["b", "a", "b"], |ids, max| (ids.to_vec(), max));
+        assert_eq!((ids, max), (vec![1, 2, 1], 2));
     }
 }

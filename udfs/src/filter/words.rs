@@ -7,7 +7,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::filter::build_filter;
-use crate::filter::gram_count::{GramCounts, with_id_gram_counts, with_id_segment_gram_counts};
+use crate::filter::gram_count::{
+    GramCounts, with_id_gram_counts, with_id_segment_gram_counts, with_word_ids,
+};
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -74,15 +76,11 @@ fn word_rep_ratio_of(words: &[&str], n: usize) -> f64 {
         return 0.0;
     }
     // Intern the words (ids from 1: packed n-grams are never 0), then count windows of ids.
-    // foldhash: keys are the row's own words (no DoS concern), SipHash dominated here.
-    let mut ids: HashMap<&str, u32> = HashMap::with_capacity(words.len());
-    let seq: Vec<u32> = words
-        .iter()
-        .map(|w| {
-            let next = ids.len() as u32 + 1;
-            *ids.entry(*w).or_insert(next)
-        })
-        .collect();
+    with_word_ids(words, |seq, max_id| id_rep_ratio(seq, max_id, n))
+}
+
+/// [`word_rep_ratio_of`] over word ids (each in `1..=max_id`; at least `n` of them).
+fn id_rep_ratio(seq: &[u32], max_id: u32, n: usize) -> f64 {
     let total = seq.len() - n + 1;
     let repeated_share = |grams: GramCounts<'_>| {
         let repeated: u64 = grams
@@ -93,17 +91,17 @@ fn word_rep_ratio_of(words: &[&str], n: usize) -> f64 {
             .sum();
         repeated as f64 / total as f64
     };
-    if let Some(share) = with_id_gram_counts(&seq, ids.len() as u32, n, repeated_share) {
+    if let Some(share) = with_id_gram_counts(seq, max_id, n, repeated_share) {
         return share;
     }
     // Too many distinct words to pack n of them. An n-gram holding a word that occurs once is
     // itself unique, so only the runs of repeated words matter: renumber those (usually far
     // fewer, so their n-grams pack) and count the n-grams inside the runs.
-    let mut occurrences = vec![0u32; ids.len() + 1];
-    for &id in &seq {
+    let mut occurrences = vec![0u32; max_id as usize + 1];
+    for &id in seq {
         occurrences[id as usize] += 1;
     }
-    let mut renumbered = vec![0u32; ids.len() + 1];
+    let mut renumbered = vec![0u32; max_id as usize + 1];
     let mut repeated_words = 0u32;
     for (id, &count) in occurrences.iter().enumerate().skip(1) {
         if count > 1 {
