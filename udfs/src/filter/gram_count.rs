@@ -1,6 +1,7 @@
 //! Exact counts of overlapping n-grams of characters (`character_repetition_filter`) or word ids
-//! (`word_repetition_filter`). Each code point gets a small id (the byte + 1 for ASCII, the next
-//! free number otherwise), so an n-gram packs losslessly into a u128 key. Most n-grams of a text
+//! (`word_repetition_filter`). Each code point gets a small id (the byte for ASCII, the next free
+//! number otherwise), so an n-gram packs losslessly into a u128 key; while the ids fit a byte
+//! (ASCII and up to 128 other code points), a key is 16 bytes loaded and masked. Most n-grams of a text
 //! occur once: a first pass marks each key's hash in a small table of 2-bit cells, and only the
 //! keys whose cell was hit twice or more are counted exactly, in an open-addressing table that
 //! each thread keeps between rows (no allocation, no string comparison per row). Code points of
@@ -186,17 +187,23 @@ impl GramCounter {
     }
 
     fn count(&mut self, text: &str, n: usize) -> Option<GramCounts<'_>> {
-        if text.is_ascii() {
-            if n > 16 {
-                return None;
-            }
-            // Each n-gram is its bytes, loaded 16 at a time from a zero-padded copy.
-            let mut bytes = std::mem::take(&mut self.bytes);
-            bytes.clear();
+        if n > 16 {
+            // Ids take at least 8 bits: the n-grams do not pack.
+            return None;
+        }
+        let mut bytes = std::mem::take(&mut self.bytes);
+        bytes.clear();
+        let one_byte_ids = if text.is_ascii() {
             bytes.extend_from_slice(text.as_bytes());
+            true
+        } else {
+            self.byte_ids(text, &mut bytes)
+        };
+        if one_byte_ids {
+            // Each n-gram is its n one-byte ids, loaded 16 at a time from a zero-padded copy.
+            let len = bytes.len() + 1 - n;
             bytes.extend_from_slice(&[0; 16]);
             let mask = u128::MAX >> (128 - 8 * n);
-            let len = text.len() + 1 - n;
             let keys = || {
                 bytes.windows(16).take(len).map(move |w| {
                     u128::from_le_bytes(w.try_into().expect("16-byte windows")) & mask
@@ -206,7 +213,53 @@ impl GramCounter {
             self.bytes = bytes;
             return Some(self.counts());
         }
+        self.bytes = bytes;
         self.ids.clear();
+        let stamp = self.next_stamp();
+        let mut next = 129u32;
+        for ch in text.chars() {
+            let c = ch as u32;
+            let id = if c < 128 {
+                c + 1
+            } else {
+                self.non_ascii_id(ch, stamp, &mut next)
+            };
+            self.ids.push(id);
+        }
+        let bits = packed_bits(n, next - 1)?;
+        let ids = std::mem::take(&mut self.ids);
+        self.count_keys(ids.len() + 1 - n, || packed(ids.iter().copied(), n, bits));
+        self.ids = ids;
+        Some(self.counts())
+    }
+
+    /// One-byte ids of the code points of `text` into `out`: ASCII as itself, the others from
+    /// 128 on in order of appearance. False (and `out` partly written) when the text has more
+    /// than 128 distinct non-ASCII code points.
+    fn byte_ids(&mut self, text: &str, out: &mut Vec<u8>) -> bool {
+        let stamp = self.next_stamp();
+        let mut next = 128u32;
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let run = ascii_run(&b[i..]);
+            out.extend_from_slice(&b[i..i + run]);
+            i += run;
+            let Some(ch) = text[i..].chars().next() else {
+                break;
+            };
+            i += ch.len_utf8();
+            match u8::try_from(self.non_ascii_id(ch, stamp, &mut next)) {
+                Ok(id) => out.push(id),
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Starts a text: the stamp that marks its entries of the direct table of the Basic
+    /// Multilingual Plane (no clearing between texts).
+    fn next_stamp(&mut self) -> u32 {
         self.non_ascii.clear();
         if self.bmp_ids.is_empty() {
             self.bmp_ids = vec![0; 1 << 16];
@@ -217,33 +270,26 @@ impl GramCounter {
             self.bmp_stamps.iter_mut().for_each(|s| *s = 0);
             self.bmp_stamp = 1;
         }
-        let stamp = self.bmp_stamp;
-        let mut next = 129u32;
-        for ch in text.chars() {
-            let c = ch as u32;
-            let id = if c < 128 {
-                c + 1
-            } else if c < 1 << 16 {
-                let c = c as usize;
-                if self.bmp_stamps[c] != stamp {
-                    self.bmp_stamps[c] = stamp;
-                    self.bmp_ids[c] = next;
-                    next += 1;
-                }
-                self.bmp_ids[c]
-            } else {
-                *self.non_ascii.entry(ch).or_insert_with(|| {
-                    next += 1;
-                    next - 1
-                })
-            };
-            self.ids.push(id);
+        self.bmp_stamp
+    }
+
+    /// The id of non-ASCII `ch` in the current text, `next` (then incremented) if it is new.
+    #[inline]
+    fn non_ascii_id(&mut self, ch: char, stamp: u32, next: &mut u32) -> u32 {
+        let c = ch as usize;
+        if c < 1 << 16 {
+            if self.bmp_stamps[c] != stamp {
+                self.bmp_stamps[c] = stamp;
+                self.bmp_ids[c] = *next;
+                *next += 1;
+            }
+            self.bmp_ids[c]
+        } else {
+            *self.non_ascii.entry(ch).or_insert_with(|| {
+                *next += 1;
+                *next - 1
+            })
         }
-        let bits = packed_bits(n, next - 1)?;
-        let ids = std::mem::take(&mut self.ids);
-        self.count_keys(ids.len() + 1 - n, || packed(ids.iter().copied(), n, bits));
-        self.ids = ids;
-        Some(self.counts())
     }
 
     /// Counts the `len` keys that `keys` yields (it is called once per pass): those that may
@@ -312,6 +358,23 @@ impl RepeatFilter {
         unsafe { out.set_len(out.len() + kept) };
         len - kept
     }
+}
+
+/// The length of the run of ASCII bytes that starts `b`.
+fn ascii_run(b: &[u8]) -> usize {
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let high = word & 0x8080_8080_8080_8080;
+        if high != 0 {
+            return i + high.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
+    i + b[i..]
+        .iter()
+        .position(|&x| x >= 0x80)
+        .unwrap_or(b.len() - i)
 }
 
 /// The n-grams of `ids`, each packed as `bits`-bit digits into a u128.
@@ -575,6 +638,45 @@ mod tests {
         let ids: Vec<u32> = text.bytes().map(|b| u32::from(b) + 1).collect();
         let got = with_id_gram_counts(&ids, 128, 10, all_counts).unwrap();
         assert_eq!(got, want);
+    }
+
+    /// 128 distinct non-ASCII code points still take one-byte ids, 129 do not: both count as the
+    /// text does, up to the n-gram length that packs.
+    #[test]
+    fn byte_ids_up_to_128_non_ascii_code_points() {
+        for distinct in [127u32, 128, 129] {
+            let text: String = (0..distinct * 3)
+                .map(|i| {
+                    let c = char::from_u32(0x100 + (i * 7) % distinct).unwrap();
+                    if i % 5 == 0 {
+                        format!("{c}ab ")
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect();
+            for n in [2, 10, 14, 16] {
+                let got = with_gram_counts(&text, n, all_counts);
+                if distinct > 128 && n > 14 {
+                    assert_eq!(got, None, "{distinct} {n}");
+                } else {
+                    assert_eq!(got, Some(counts_by_text(&text, n)), "{distinct} {n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ascii_runs() {
+        let text = "abcdefghijklmnopé0123456789abcdefghijklmnopqrstuvwxyz🙂";
+        let b = text.as_bytes();
+        for i in 0..b.len() {
+            let want = b[i..]
+                .iter()
+                .position(|&x| x >= 0x80)
+                .unwrap_or(b.len() - i);
+            assert_eq!(ascii_run(&b[i..]), want, "{i}");
+        }
     }
 
     /// Packed words are equal exactly when the words are, for every length and overlap.
