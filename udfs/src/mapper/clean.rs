@@ -22,7 +22,7 @@ use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::regex::{PyRegex, Template, strip_raw_wrapper};
 use crate::spec::{OpKind, OpSpec};
-use crate::text::{regex_digit, regex_word};
+use crate::text::{is_regex_space, regex_digit, regex_word};
 use crate::udf::TextMapper;
 
 /// Data-Juicer's default email pattern (no flags besides DOTALL; ASCII classes only).
@@ -135,8 +135,51 @@ static EMAIL_RE: LazyLock<Arc<PyRegex>> = LazyLock::new(|| {
 static LINKS_RE: LazyLock<Arc<PyRegex>> = LazyLock::new(|| {
     let mut re = default_links();
     re.may_match = Some(may_be_link);
+    re.windows = Some(link_windows);
     Arc::new(re)
 });
+
+/// The next stretch from `from` that can hold a match of the default links pattern: the run of
+/// non-`\s` characters around the first anchor. Every match has no `\s` and holds an anchor:
+/// the `:` after a scheme, the `/` after `host.tld`, or the `.` after `www` and up to three
+/// digits. A match starting in the run therefore ends in it, and none starts before the run
+/// (its anchor would be an earlier one).
+fn link_windows(text: &str, from: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut at = from;
+    let anchor = loop {
+        let p = at + memchr::memchr3(b':', b'/', b'.', &b[at..])?;
+        if b[p] != b'.' || follows_www(&text[..p]) {
+            break p;
+        }
+        at = p + 1;
+    };
+    let start = text[from..anchor]
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| is_regex_space(c))
+        .map_or(from, |(i, c)| from + i + c.len_utf8());
+    let end = text[anchor..]
+        .char_indices()
+        .find(|&(_, c)| is_regex_space(c))
+        .map_or(text.len(), |(i, _)| anchor + i);
+    Some((start, end))
+}
+
+/// Whether `text` ends with `www` (either case) and at most three `\d` digits.
+fn follows_www(text: &str) -> bool {
+    let mut rest = text;
+    for _ in 0..=3 {
+        if rest.len() >= 3 && rest.as_bytes()[rest.len() - 3..].eq_ignore_ascii_case(b"www") {
+            return true;
+        }
+        match rest.chars().next_back() {
+            Some(c) if regex_digit().contains(c) => rest = &rest[..rest.len() - c.len_utf8()],
+            _ => return false,
+        }
+    }
+    false
+}
 
 /// Every match of the default links pattern has a `:` (a scheme), a `/` (a `host.tld/` path) or
 /// `www` in any case (`w` has no other case folding).
@@ -630,6 +673,60 @@ mod tests {
         let c = cleaner("clean_links_mapper", json!({"repl": r"<\1|\2|\3>"}));
         for (input, want) in LINKS_GROUP_CASES {
             assert_eq!(c.clean(input), *want, "input {input:?}");
+        }
+    }
+
+    /// Searching only the windows around anchors finds the same matches as searching the
+    /// whole text, with and without groups in the replacement.
+    #[test]
+    fn link_windows_find_what_the_whole_text_search_finds() {
+        let plain = default_links();
+        let pieces = [
+            "see http://example.com/a(b)c. ",
+            "www.example.org ",
+            "WWW12.x.io/p?q=1 ",
+            "www1234.no ",
+            "mail:x ",
+            "a.b.cd/e ",
+            "foo.bar ",
+            "x.y/z, ",
+            "_http://u ",
+            "(https://p.q/r) ",
+            "«http://a.b»\u{a0}",
+            "ftp:/x ",
+            "9http://bad ",
+            "www. ",
+            "a:b:c//d ",
+            "ünï.cöm/x ",
+            "http://x.y/\u{3000}z ",
+            "end. ",
+            "... ",
+            "://",
+            "www٣.x ",
+            "tel:+123 ",
+            "\t",
+            "\n",
+            "word ",
+            "Q: what/why? ",
+        ];
+        let mut texts: Vec<String> = LINKS_CASES.iter().map(|(t, _)| t.to_string()).collect();
+        texts.extend(crate::test_support::big_texts());
+        let mut x = 1u64;
+        for _ in 0..300 {
+            let mut t = String::new();
+            for _ in 0..12 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                t.push_str(pieces[(x >> 33) as usize % pieces.len()]);
+            }
+            texts.push(t);
+        }
+        for repl in ["", r"<\1|\2|\3>"] {
+            let repl = Template::parse(repl, LINKS_RE.groups, &LINKS_RE.names).unwrap();
+            for t in &texts {
+                assert_eq!(LINKS_RE.sub(t, &repl), plain.sub(t, &repl), "{t:?}");
+            }
         }
     }
 

@@ -26,6 +26,11 @@ pub(crate) struct PyRegex {
     /// A necessary condition for any match, tested on the bytes first (built-in patterns only):
     /// most texts then skip the regex engine.
     pub(crate) may_match: Option<fn(&[u8]) -> bool>,
+    /// For built-in patterns whose matches lie within stretches of the text that are cheap to
+    /// find: the next stretch `(start, end)` at or after an offset that can hold a match, so the
+    /// engine searches only there. Every match starting at or after the offset and before `end`
+    /// must end by `end`, and none may start between the offset and `start`.
+    pub(crate) windows: Option<fn(&str, usize) -> Option<(usize, usize)>>,
 }
 
 impl std::fmt::Debug for PyRegex {
@@ -86,6 +91,7 @@ impl PyRegex {
                         engine: Engine::Std(re),
                         word_boundary_start,
                         may_match: None,
+                        windows: None,
                     });
                 }
                 Err(e) => Some(e.to_string()),
@@ -105,6 +111,7 @@ impl PyRegex {
                     engine: Engine::Fancy(re),
                     word_boundary_start,
                     may_match: None,
+                    windows: None,
                 })
             }
             Err(e) => Err(std_err.unwrap_or_else(|| e.to_string())),
@@ -119,6 +126,27 @@ impl PyRegex {
         mut from: usize,
         scratch: &mut Scratch,
     ) -> Result<Option<(usize, usize)>, MatchError> {
+        let Some(windows) = self.windows else {
+            return self.search_in(text, text.len(), from, scratch);
+        };
+        while let Some((start, end)) = windows(text, from) {
+            if let Some(m) = self.search_in(text, end, start.max(from), scratch)? {
+                return Ok(Some(m));
+            }
+            from = end;
+        }
+        Ok(None)
+    }
+
+    /// [`PyRegex::search`] in `text[..end]` (the text before still seen by `\b`).
+    fn search_in(
+        &self,
+        full: &str,
+        end: usize,
+        mut from: usize,
+        scratch: &mut Scratch,
+    ) -> Result<Option<(usize, usize)>, MatchError> {
+        let text = &full[..end];
         loop {
             let found = match (&self.engine, scratch.with_groups) {
                 (Engine::Std(re), false) => re.find_at(text, from).map(|m| (m.start(), m.end())),
@@ -151,7 +179,7 @@ impl PyRegex {
                 }
             };
             let Some((s, e)) = found else { return Ok(None) };
-            if self.word_boundary_start && !python_word_boundary(text, s) {
+            if self.word_boundary_start && !python_word_boundary(full, s) {
                 // Every alternative consumes the character at `s`, so `\b` fails at `s` whatever
                 // the alternative: the next candidate start is the next word boundary.
                 match next_word_boundary(text, s) {
