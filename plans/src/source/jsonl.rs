@@ -60,8 +60,10 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
+/// The row on `line` parsed and checked to be an object, as its [`Skeleton`]: what schema
+/// inference needs, without copying the texts.
 fn parse_object(bytes: &[u8], path: &Path, line: u64) -> Result<Value, SourceError> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| SourceError::BadRow {
+    let Skeleton(v) = serde_json::from_slice(bytes).map_err(|e| SourceError::BadRow {
         path: path.to_path_buf(),
         line,
         message: e.to_string(),
@@ -74,6 +76,65 @@ fn parse_object(bytes: &[u8], path: &Path, line: u64) -> Result<Value, SourceErr
         });
     }
     Ok(v)
+}
+
+/// A JSON value with every string replaced by `""`: the same types for schema inference, and no
+/// allocation per string (serde_json unescapes into its own reused buffer), which for long texts
+/// was most of the time (and fresh memory) spent indexing the input.
+struct Skeleton(Value);
+
+impl<'de> serde::Deserialize<'de> for Skeleton {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Skeleton, D::Error> {
+        d.deserialize_any(SkeletonVisitor).map(Skeleton)
+    }
+}
+
+struct SkeletonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for SkeletonVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Value, E> {
+        Ok(Value::String(String::new()))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Skeleton(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some((key, Skeleton(v))) = map.next_entry::<String, Skeleton>()? {
+            object.insert(key, v);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 fn kind(v: &Value) -> &'static str {
