@@ -2,6 +2,7 @@
 //! each cluster of rows sharing a band key (MinHash LSH) or with close SimHashes.
 
 pub mod document;
+mod md5x16;
 pub mod minhash;
 pub mod simhash;
 
