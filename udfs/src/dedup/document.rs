@@ -448,7 +448,9 @@ mod tests {
     /// A column long enough for the vector lanes, with nulls, hashes row by row as one text.
     #[test]
     fn batch_hashes_equal_row_hashes() {
-        let texts: Vec<String> = (0..70).map(|i| format!(" Text {i} ").repeat(i * 7)).collect();
+        let texts: Vec<String> = (0..70)
+            .map(|i| format!(" Text {i} ").repeat(i * 7))
+            .collect();
         let column: Vec<Option<&str>> = texts
             .iter()
             .enumerate()
