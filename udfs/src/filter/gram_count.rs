@@ -1,11 +1,11 @@
 //! Exact counts of overlapping n-grams of characters (`character_repetition_filter`) or word ids
 //! (`word_repetition_filter`). Each code point gets a small id (the byte for ASCII, the next free
 //! number otherwise), so an n-gram packs losslessly into a u128 key; while the ids fit a byte
-//! (ASCII and up to 128 other code points), a key is 16 bytes loaded and masked. Most n-grams of a text
-//! occur once: a first pass marks each key's hash in a small table of 2-bit cells, and only the
-//! keys whose cell was hit twice or more are counted exactly, in an open-addressing table that
-//! each thread keeps between rows (no allocation, no string comparison per row). Code points of
-//! the Basic Multilingual Plane get their ids from a stamped direct table, not a hash map.
+//! (ASCII and up to 128 other code points), a key is 16 bytes loaded and masked. Most n-grams of
+//! a text occur once: a first pass marks each key's hash in a small table of 2-bit cells, and
+//! only the keys whose cell was hit twice or more are counted exactly, in an open-addressing table
+//! that each thread keeps between rows (no allocation, no string comparison per row). Code points
+//! of the Basic Multilingual Plane get their ids from a stamped direct table, not a hash map.
 
 use std::cell::RefCell;
 
@@ -64,7 +64,7 @@ struct GramCounter {
     bmp_ids: Vec<u32>,
     bmp_stamps: Vec<u32>,
     bmp_stamp: u32,
-    /// An ASCII text's bytes, zero-padded for 16-byte loads.
+    /// A text's one-byte ids (an ASCII text's bytes), zero-padded for 16-byte loads.
     bytes: Vec<u8>,
     filter: RepeatFilter,
     table: Table,
@@ -94,10 +94,9 @@ thread_local! {
     static COUNTER: RefCell<GramCounter> = RefCell::new(GramCounter::default());
 }
 
-/// Calls `f` with the count of every distinct n-gram of `text` (in no particular order), or
-/// returns `None` without calling it when an n-gram of this text does not pack into 128 bits
-/// (`n` times the bits of the text's largest id exceeds 128). The text has at least `n` (> 0)
-/// code points.
+/// Calls `f` with the [`GramCounts`] of `text`'s n-grams, or returns `None` without calling it
+/// when an n-gram of this text does not pack into 128 bits (`n` times the bits of the text's
+/// largest id exceeds 128). The text has at least `n` (> 0) code points.
 pub(crate) fn with_gram_counts<R>(
     text: &str,
     n: usize,
@@ -112,7 +111,7 @@ pub(crate) fn with_gram_counts<R>(
     })
 }
 
-/// Calls `f` with the count of every distinct n-gram of `ids` (each in `1..=max_id`; at least
+/// Calls `f` with the [`GramCounts`] of the n-grams of `ids` (each in `1..=max_id`; at least
 /// `n` > 0 of them), or returns `None` when the n-grams do not pack into 128 bits.
 pub(crate) fn with_id_gram_counts<R>(
     ids: &[u32],
@@ -132,7 +131,7 @@ pub(crate) fn with_id_gram_counts<R>(
 }
 
 /// Like [`with_id_gram_counts`] over several sequences of ids at once (an n-gram never spans
-/// two): the counts of the distinct n-grams of all sequences at least `n` long.
+/// two): the [`GramCounts`] of the n-grams of all sequences at least `n` long.
 pub(crate) fn with_id_segment_gram_counts<'a, R>(
     segments: impl Iterator<Item = &'a [u32]> + Clone,
     max_id: u32,
