@@ -13,6 +13,9 @@ pub(crate) enum Engine {
     Fancy(fancy_regex::Regex),
 }
 
+/// See [`PyRegex::windows`]: from a text and an offset, the next stretch to search.
+pub(crate) type Windows = fn(&str, usize) -> Option<(usize, usize)>;
+
 /// A compiled pattern with Python `regex.sub` semantics.
 pub(crate) struct PyRegex {
     /// The Python pattern, for `Debug` (the compiled default links pattern is ~20 kB of classes).
@@ -30,7 +33,7 @@ pub(crate) struct PyRegex {
     /// find: the next stretch `(start, end)` at or after an offset that can hold a match, so the
     /// engine searches only there. Every match starting at or after the offset and before `end`
     /// must end by `end`, and none may start between the offset and `start`.
-    pub(crate) windows: Option<fn(&str, usize) -> Option<(usize, usize)>>,
+    pub(crate) windows: Option<Windows>,
 }
 
 impl std::fmt::Debug for PyRegex {
