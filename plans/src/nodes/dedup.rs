@@ -22,8 +22,6 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::DataType;
-use datafusion::arrow::ipc::reader::StreamReader;
-use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::common::{DFSchemaRef, DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
@@ -37,7 +35,7 @@ use futures::StreamExt;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::offline::TimedStream;
-use crate::drop_behind::{DropBehindReader, DropBehindWriter};
+use super::spill::{Spill, Spilled};
 
 /// Keys of one partition's rows entering the dedup, flat: row `i` has
 /// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
@@ -652,25 +650,16 @@ pub async fn collect_keys(
     Ok(keys)
 }
 
-/// A failure to spill rows, naming where spill files go.
-pub(crate) fn spill_error(e: &dyn fmt::Display) -> DataFusionError {
-    DataFusionError::Execution(format!(
-        "cannot spill rows to a temporary file in {} (set TMPDIR to move it): {e}",
-        std::env::temp_dir().display()
-    ))
-}
-
-/// Drains `input` into an anonymous spill file, collecting the keys.
+/// Drains `input` into a [`Spill`], collecting the keys.
 async fn spill(
     stream: SendableRecordBatchStream,
     kind: DedupKind,
     hash_index: usize,
     compute: &Time,
-) -> Result<(Option<std::fs::File>, Keys)> {
-    let schema = stream.schema();
+) -> Result<(Option<Spilled>, Keys)> {
     let mut stream = TimedStream::new(stream, compute.clone());
     let mut keys = Keys::new();
-    let mut writer: Option<StreamWriter<std::io::BufWriter<DropBehindWriter>>> = None;
+    let mut spill = Spill::default();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         if batch.num_rows() == 0 {
@@ -678,36 +667,9 @@ async fn spill(
         }
         let _timer = compute.timer();
         keys_of(kind, &batch, hash_index, &mut keys)?;
-        if writer.is_none() {
-            // Anonymous temp file: removed by the OS when the last handle closes.
-            let file = tempfile::tempfile()
-                .and_then(DropBehindWriter::new)
-                .map_err(|e| spill_error(&e))?;
-            writer = Some(StreamWriter::try_new(
-                std::io::BufWriter::new(file),
-                &schema,
-            )?);
-        }
-        writer
-            .as_mut()
-            .unwrap()
-            .write(&batch)
-            .map_err(|e| spill_error(&e))?;
+        spill.write(&batch)?;
     }
-    let file = match writer {
-        Some(mut w) => {
-            w.finish().map_err(|e| spill_error(&e))?;
-            let mut f = w
-                .into_inner()?
-                .into_inner()
-                .map_err(|e| DataFusionError::IoError(e.into_error()))?
-                .into_inner();
-            std::io::Seek::rewind(&mut f)?;
-            Some(f)
-        }
-        None => None,
-    };
-    Ok((file, keys))
+    Ok((spill.finish()?, keys))
 }
 
 impl ExecutionPlan for DedupExec {
@@ -761,14 +723,13 @@ impl ExecutionPlan for DedupExec {
             return Ok(builder.build());
         }
         builder.spawn(async move {
-            let (file, keys) = spill(input, barrier.kind, hash_index, &compute).await?;
+            let (spilled, keys) = spill(input, barrier.kind, hash_index, &compute).await?;
             let keep = barrier.arrive(logical, keys).await?;
-            let Some(file) = file else { return Ok(()) };
+            let Some(spilled) = spilled else {
+                return Ok(());
+            };
             tokio::task::spawn_blocking(move || -> Result<()> {
-                let reader = StreamReader::try_new(
-                    std::io::BufReader::new(DropBehindReader::new(file)?),
-                    None,
-                )?;
+                let reader = spilled.read()?;
                 let mut offset = 0;
                 let mut timer = compute.timer();
                 for batch in reader {

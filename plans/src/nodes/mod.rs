@@ -1,6 +1,6 @@
 //! Custom plan nodes: [`op_boundary`] marks where each recipe op ends (and counts its rows);
 //! [`checkpoint`] writes a partition's rows after an op; [`dedup`] keeps the first row per hash
-//! across all partitions.
+//! across all partitions, holding its rows back in a spill until then.
 
 /// The `ExecutionPlan` methods shared by the single-input nodes that keep their input's
 /// properties and row order; `$rebuild` builds the node again over the new child `$child`.
@@ -56,6 +56,7 @@ pub mod dedup;
 pub mod offline;
 pub mod op_boundary;
 pub mod select;
+mod spill;
 
 pub use checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,

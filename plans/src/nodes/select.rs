@@ -13,8 +13,6 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, UInt64Array};
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::{DataType, Float64Type, UInt64Type};
-use datafusion::arrow::ipc::reader::StreamReader;
-use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::common::{DFSchemaRef, DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
@@ -25,9 +23,9 @@ use dj_udfs::selector::{SelectValue, SelectorKind};
 use futures::StreamExt;
 use tokio::sync::Notify;
 
-use super::dedup::{Concurrency, spill_error};
+use super::dedup::Concurrency;
 use super::offline::TimedStream;
-use crate::drop_behind::{DropBehindReader, DropBehindWriter};
+use super::spill::Spill;
 
 /// Output rank of each row after a selector; the export sorts by it. Never exported.
 pub const ORDER_COLUMN: &str = "__dj__order";
@@ -516,7 +514,7 @@ impl ExecutionPlan for SelectExec {
         }
         builder.spawn(async move {
             let mut rows = SelectRows::default();
-            let mut writer: Option<StreamWriter<std::io::BufWriter<DropBehindWriter>>> = None;
+            let mut spill = Spill::default();
             while let Some(batch) = input.next().await {
                 let batch = batch?;
                 if batch.num_rows() == 0 {
@@ -524,35 +522,14 @@ impl ExecutionPlan for SelectExec {
                 }
                 let _timer = compute.timer();
                 rows_of(&batch, value_index, order_index, logical, &mut rows)?;
-                if writer.is_none() {
-                    let file = tempfile::tempfile()
-                        .and_then(DropBehindWriter::new)
-                        .map_err(|e| spill_error(&e))?;
-                    writer = Some(StreamWriter::try_new(
-                        std::io::BufWriter::new(file),
-                        &batch.schema(),
-                    )?);
-                }
-                writer
-                    .as_mut()
-                    .unwrap()
-                    .write(&batch)
-                    .map_err(|e| spill_error(&e))?;
+                spill.write(&batch)?;
             }
             let ranks = barrier.arrive(logical, rows).await?;
-            let Some(mut w) = writer else { return Ok(()) };
-            w.finish().map_err(|e| spill_error(&e))?;
-            let mut file = w
-                .into_inner()?
-                .into_inner()
-                .map_err(|e| DataFusionError::IoError(e.into_error()))?
-                .into_inner();
-            std::io::Seek::rewind(&mut file)?;
+            let Some(spilled) = spill.finish()? else {
+                return Ok(());
+            };
             tokio::task::spawn_blocking(move || -> Result<()> {
-                let reader = StreamReader::try_new(
-                    std::io::BufReader::new(DropBehindReader::new(file)?),
-                    None,
-                )?;
+                let reader = spilled.read()?;
                 let mut offset = 0;
                 let mut timer = compute.timer();
                 for batch in reader {
