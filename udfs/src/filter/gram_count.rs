@@ -55,7 +55,8 @@ struct Table {
 
 #[derive(Default)]
 struct GramCounter {
-    /// Id of every code point of a non-ASCII text.
+    /// Id of every code point of a text whose ids do not fit a byte (more than 128 distinct
+    /// non-ASCII code points).
     ids: Vec<u32>,
     /// Ids of the text's non-ASCII code points beyond the Basic Multilingual Plane.
     non_ascii: HashMap<char, u32>,

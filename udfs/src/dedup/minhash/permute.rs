@@ -109,26 +109,30 @@ impl Permutations {
         // 16 permutations): screening would mostly mispredict, so every value is computed.
         let screen = hashes.len() > SCREEN_MIN_HASHES;
         for j in (0..blocks).step_by(BLOCK) {
-            let a = [0, 16, 32, 48].map(|k| load32(&self.a_lo32, j + k));
-            let b8 = [0, 16, 32, 48].map(|k| _mm512_add_epi32(load32(&self.b_lo32, j + k), eight));
             let mut min = [_mm512_set1_epi32(-1); 4];
-            let mut bounds = min.map(bound);
-            for &h in hashes.iter().filter(|_| !screen) {
-                for (k, m) in min.iter_mut().enumerate() {
-                    // SAFETY: the CPU has AVX-512 F and DQ (this function's features).
-                    let exact = unsafe { self.permuted16_avx512(h, j + LANES * k) };
-                    *m = _mm512_min_epu32(*m, exact);
+            if screen {
+                let a = [0, 16, 32, 48].map(|k| load32(&self.a_lo32, j + k));
+                let b8 =
+                    [0, 16, 32, 48].map(|k| _mm512_add_epi32(load32(&self.b_lo32, j + k), eight));
+                let mut bounds = min.map(bound);
+                for &h in hashes {
+                    let hv = _mm512_set1_epi32(h as i32);
+                    for k in 0..4 {
+                        let t = _mm512_add_epi32(_mm512_mullo_epi32(hv, a[k]), b8[k]);
+                        if _mm512_cmplt_epu32_mask(t, bounds[k]) != 0 {
+                            // SAFETY: the CPU has AVX-512 F and DQ (this function's features).
+                            let exact = unsafe { self.permuted16_avx512(h, j + LANES * k) };
+                            min[k] = _mm512_min_epu32(min[k], exact);
+                            bounds[k] = bound(min[k]);
+                        }
+                    }
                 }
-            }
-            for &h in hashes.iter().filter(|_| screen) {
-                let hv = _mm512_set1_epi32(h as i32);
-                for k in 0..4 {
-                    let t = _mm512_add_epi32(_mm512_mullo_epi32(hv, a[k]), b8[k]);
-                    if _mm512_cmplt_epu32_mask(t, bounds[k]) != 0 {
+            } else {
+                for &h in hashes {
+                    for (k, m) in min.iter_mut().enumerate() {
                         // SAFETY: the CPU has AVX-512 F and DQ (this function's features).
                         let exact = unsafe { self.permuted16_avx512(h, j + LANES * k) };
-                        min[k] = _mm512_min_epu32(min[k], exact);
-                        bounds[k] = bound(min[k]);
+                        *m = _mm512_min_epu32(*m, exact);
                     }
                 }
             }
