@@ -36,6 +36,7 @@ use crate::autosize;
 use crate::export::{ExportSpec, Exporter, JsonFragmentEncoder};
 use crate::job::JobPaths;
 use crate::job::events::{Event, EventKind, EventLog};
+use crate::placed::PlacedExport;
 
 /// Rows in and out of one op.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -773,6 +774,21 @@ pub(crate) async fn execute(
     } else {
         None
     };
+    // A recipe ending in a deduplicator: partitions encode before its barrier and place their
+    // kept lines in one shared export file after it.
+    let placed = match (&encoder, &scheduler) {
+        (Some(e), None) => {
+            let mut by_partition: Vec<&Arc<dyn ExecutionPlan>> = Vec::with_capacity(n);
+            for p in 0..n {
+                match plans.iter().find(|plan| plan.partition == p) {
+                    Some(plan) => by_partition.push(&plan.physical),
+                    None => break,
+                }
+            }
+            PlacedExport::new(&by_partition, staging.path(), e.has_stats())?
+        }
+        _ => None,
+    };
     let events = job.map(|j| j.events.clone());
     let listener = job.map(|j| j.checkpoint_listener());
     let watched = plans
@@ -805,6 +821,7 @@ pub(crate) async fn execute(
             ctx: session.task_ctx(),
             path,
             encoder: encoder.clone(),
+            placed: placed.clone(),
             scheduler: scheduler.clone(),
             events: events.clone(),
             listener: listener.clone(),
@@ -826,7 +843,16 @@ pub(crate) async fn execute(
         .collect();
     let total_rows: u64 = done.iter().map(|(s, _)| s.rows).sum();
     let staged: Vec<&Staged> = done.iter().map(|(s, _)| s).collect();
-    let exporter = export_staged(spec, &schema, encoder.is_some(), &staged).await?;
+    let exporter = match &placed {
+        Some(placed) => Exporter::from_fragments(
+            spec,
+            schema.clone(),
+            &placed.text,
+            placed.stats.as_deref(),
+            total_rows,
+        )?,
+        None => export_staged(spec, &schema, encoder.is_some(), &staged).await?,
+    };
     let export_files = export_target.publish(exporter.finish()?)?;
     let resumed = starts
         .iter()
@@ -854,6 +880,8 @@ struct PartitionTask {
     /// Where its rows are staged.
     path: PathBuf,
     encoder: Option<Arc<JsonFragmentEncoder>>,
+    /// Where it places its kept lines, when the recipe ends in a deduplicator.
+    placed: Option<Arc<PlacedExport>>,
     /// The Ballista scheduler when it runs on a cluster.
     scheduler: Option<String>,
     events: Option<Arc<EventLog>>,
@@ -871,6 +899,7 @@ impl PartitionTask {
             ctx,
             path,
             encoder,
+            placed,
             scheduler,
             events,
             listener,
@@ -900,7 +929,15 @@ impl PartitionTask {
                 );
             }
         }
-        let mut staged = stage_partition(plan.physical.clone(), ctx, path, encoder).await;
+        let mut staged = match (&placed, &encoder) {
+            (Some(placed), Some(encoder)) => {
+                let counters = &plan.compiled.counters;
+                placed
+                    .stage(&plan.physical, ctx, &path, encoder, counters)
+                    .await
+            }
+            _ => stage_partition(plan.physical.clone(), ctx, path, encoder).await,
+        };
         match &scheduler {
             None => {
                 credit_global_nodes(&plan.physical, &plan.compiled.counters);
@@ -1182,12 +1219,12 @@ fn report(
 }
 
 /// A partition's result on disk: Arrow IPC, or with a [`JsonFragmentEncoder`] its export
-/// lines (and stats lines).
-struct Staged {
-    path: PathBuf,
-    stats_path: Option<PathBuf>,
-    rows: u64,
-    bytes: u64,
+/// lines (and stats lines); with a [`PlacedExport`], its kept lines' share of the shared files.
+pub(crate) struct Staged {
+    pub(crate) path: PathBuf,
+    pub(crate) stats_path: Option<PathBuf>,
+    pub(crate) rows: u64,
+    pub(crate) bytes: u64,
 }
 
 fn staging_dir(export: &Path) -> Result<tempfile::TempDir> {

@@ -21,6 +21,7 @@ mod jobtools;
 mod logging;
 mod partitioned;
 mod passes;
+mod placed;
 mod progress;
 mod ranked;
 mod remote;

@@ -95,6 +95,20 @@ fn pipeline_is_partitioning_independent() {
     check("pipeline", &[("np", "3")]);
     check("pipeline", &[("np", "7")]);
     check("document_deduplicator__params", &[("np", "5")]);
+    // One partition at a time: each finds every partition before it decided and places its
+    // kept lines in the export as they come, instead of holding them until its barrier.
+    let work = tempfile::tempdir().unwrap();
+    check(
+        "pipeline",
+        &[
+            ("work_dir", work.path().to_str().unwrap()),
+            ("executor_type", "ray_partitioned"),
+            ("partition.mode", "manual"),
+            ("partition.num_of_partitions", "4"),
+            ("partition.max_concurrent_partitions", "1"),
+            ("checkpoint.strategy", "disabled"),
+        ],
+    );
 }
 
 /// Selectors decide over all partitions and the export follows their order: the same golden

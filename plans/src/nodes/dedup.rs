@@ -41,14 +41,20 @@ use super::spill::{Spill, Spilled};
 /// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
 /// dedup has one key per row; MinHash one per LSH band; SimHash one per row, the 64-bit value
 /// itself (zero-extended, so it survives the key file unchanged).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Keys {
     offsets: Vec<u32>,
     keys: Vec<u128>,
 }
 
+impl Default for Keys {
+    fn default() -> Self {
+        Keys::new()
+    }
+}
+
 impl Keys {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Keys {
             offsets: vec![0],
             keys: Vec::new(),
@@ -61,9 +67,18 @@ impl Keys {
     pub fn rows(&self) -> usize {
         self.offsets.len() - 1
     }
-    fn row(&self, i: usize) -> &[u128] {
+    /// The keys of row `i`.
+    pub fn row(&self, i: usize) -> &[u128] {
         &self.keys[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
+}
+
+/// Exact dedup's decision for one partition's rows, given the keys of the partitions before it
+/// (`seen`, to which the kept keys are added): a row is kept unless its key was seen.
+pub fn keep_first(keys: &Keys, seen: &mut HashSet<u128>) -> Vec<bool> {
+    (0..keys.rows())
+        .map(|i| keys.row(i).iter().all(|key| seen.insert(*key)))
+        .collect()
 }
 
 /// The keep decision over all partitions' keys, in partition order then row order.
@@ -71,14 +86,7 @@ fn decide(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Vec<bool>>> {
     let keep = match kind {
         DedupKind::Exact => {
             let mut seen: HashSet<u128> = HashSet::new();
-            parts
-                .iter()
-                .map(|k| {
-                    (0..k.rows())
-                        .map(|i| k.row(i).iter().all(|key| seen.insert(*key)))
-                        .collect()
-                })
-                .collect()
+            parts.iter().map(|k| keep_first(k, &mut seen)).collect()
         }
         DedupKind::MinHashBands => {
             // Union-find over global row indices; a bucket's rows join its first (smallest)
@@ -238,6 +246,22 @@ struct BarrierState {
     keys: Vec<Option<Keys>>,
     /// The decision (or why it failed), once every partition's keys are in.
     keep: Option<std::result::Result<Arc<Vec<Vec<bool>>>, String>>,
+    /// Exact dedup decides each partition as soon as it and every partition before it are in (a
+    /// row's fate depends only on the rows before it): the masks of partitions `0..prefix.len()`
+    /// and every key they hold.
+    prefix: Vec<Vec<bool>>,
+    seen: Arc<HashSet<u128>>,
+}
+
+impl BarrierState {
+    fn new(partitions: usize, keep: Option<Arc<Vec<Vec<bool>>>>) -> Self {
+        BarrierState {
+            keys: vec![None; partitions],
+            keep: keep.map(Ok),
+            prefix: Vec::new(),
+            seen: Arc::default(),
+        }
+    }
 }
 
 impl fmt::Debug for DedupBarrier {
@@ -262,10 +286,7 @@ impl DedupBarrier {
             partitions,
             dir,
             op_index,
-            state: Mutex::new(BarrierState {
-                keys: vec![None; partitions],
-                keep: None,
-            }),
+            state: Mutex::new(BarrierState::new(partitions, None)),
             notify: Notify::new(),
             concurrency,
         })
@@ -287,10 +308,7 @@ impl DedupBarrier {
             partitions,
             dir: None,
             op_index,
-            state: Mutex::new(BarrierState {
-                keys: vec![None; partitions],
-                keep: Some(Ok(Arc::new(masks))),
-            }),
+            state: Mutex::new(BarrierState::new(partitions, Some(Arc::new(masks)))),
             notify: Notify::new(),
             concurrency: None,
         })
@@ -304,14 +322,25 @@ impl DedupBarrier {
         self.partitions
     }
 
-    /// Partition `p`'s keep-mask once every partition's keys are in (`None` before); the
-    /// decision's error if it failed.
+    /// Partition `p`'s keep-mask once it is decided (`None` before): when every partition's keys
+    /// are in, or for exact dedup those of `p` and every partition before it; the decision's
+    /// error if it failed.
     pub fn mask(&self, p: usize) -> Result<Option<Vec<bool>>> {
-        match &self.state.lock().unwrap().keep {
-            None => Ok(None),
+        let st = self.state.lock().unwrap();
+        match &st.keep {
+            None => Ok(st.prefix.get(p).cloned()),
             Some(Ok(keep)) => Ok(Some(keep[p].clone())),
             Some(Err(e)) => Err(DataFusionError::Execution(e.clone())),
         }
+    }
+
+    /// For exact dedup, once every partition before `p` is decided and `p` is not: their keys.
+    /// Partition `p`'s mask is then [`keep_first`] of its keys against these, so it can filter
+    /// its rows as they come instead of holding them back.
+    pub fn keys_before(&self, p: usize) -> Option<Arc<HashSet<u128>>> {
+        let st = self.state.lock().unwrap();
+        (self.kind == DedupKind::Exact && st.keep.is_none() && st.prefix.len() == p)
+            .then(|| st.seen.clone())
     }
 
     /// Persists and submits partition `p`'s keys without waiting for the others (keys computed
@@ -348,6 +377,22 @@ impl DedupBarrier {
     fn submit(&self, p: usize, keys: Keys) {
         let mut st = self.state.lock().unwrap();
         st.keys[p] = Some(keys);
+        if self.kind == DedupKind::Exact && st.keep.is_none() {
+            let st = &mut *st;
+            let before = st.prefix.len();
+            while let Some(keys) = st.keys.get_mut(st.prefix.len()).and_then(Option::take) {
+                let mask = keep_first(&keys, Arc::make_mut(&mut st.seen));
+                st.prefix.push(mask);
+            }
+            if st.prefix.len() == self.partitions {
+                st.keep = Some(Ok(Arc::new(std::mem::take(&mut st.prefix))));
+                st.seen = Arc::default();
+            }
+            if st.prefix.len() > before || st.keep.is_some() {
+                self.notify.notify_waiters();
+            }
+            return;
+        }
         if st.keys.iter().all(Option::is_some) && st.keep.is_none() {
             // The keys are not needed after the decision: moved, not copied.
             let parts: Vec<Keys> = st.keys.iter_mut().map(|k| k.take().unwrap()).collect();
@@ -361,33 +406,36 @@ impl DedupBarrier {
     }
 
     /// Persists and submits partition `p`'s keys, then waits for every partition; returns the
-    /// keep-mask of `p`.
-    async fn arrive(&self, p: usize, keys: Keys) -> Result<Vec<bool>> {
+    /// keep-mask of `p`. Gives `p`'s concurrency permit back while it waits.
+    pub async fn arrive(&self, p: usize, keys: Keys) -> Result<Vec<bool>> {
         if let Some(path) = self.keys_path(p) {
             write_keys_atomic(&path, &keys).map_err(|e| saving_error(&path, e))?;
         }
         if let Some(c) = &self.concurrency {
             c.release(p);
         }
+        let rows = keys.rows();
+        tracing::debug!(
+            op = self.op_index,
+            partition = p,
+            rows,
+            "arrived at the dedup barrier"
+        );
         self.submit(p, keys);
-        let rows = self
-            .state
-            .lock()
-            .unwrap()
-            .keys
-            .get(p)
-            .and_then(|k| k.as_ref().map(Keys::rows));
         let keep = loop {
             let notified = self.notify.notified();
-            if let Some(keep) = self.state.lock().unwrap().keep.clone() {
-                break keep
-                    .map(|k| k[p].clone())
-                    .map_err(DataFusionError::Execution)?;
+            if let Some(keep) = self.mask(p)? {
+                tracing::debug!(
+                    op = self.op_index,
+                    partition = p,
+                    "leaves the dedup barrier"
+                );
+                break keep;
             }
             notified.await;
         };
         // A decision made elsewhere must be about these very rows.
-        if let Some(rows) = rows.filter(|r| *r != keep.len()) {
+        if rows != keep.len() {
             return Err(DataFusionError::Execution(format!(
                 "dedup op {}: partition {p} produced {rows} rows, but its keep decision covers {}",
                 self.op_index,
@@ -560,6 +608,15 @@ impl DedupExec {
     }
     pub fn barrier(&self) -> &Arc<DedupBarrier> {
         &self.barrier
+    }
+    /// The rows to deduplicate.
+    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
+    }
+    /// Appends the keys of `batch` (rows of [`DedupExec::input`]) to `keys`: what this node
+    /// gives its barrier, for a caller that drains the input itself.
+    pub fn keys_of(&self, batch: &RecordBatch, keys: &mut Keys) -> Result<()> {
+        keys_of(self.barrier.kind, batch, self.hash_index, keys)
     }
 }
 
@@ -774,6 +831,38 @@ mod tests {
             decide(DedupKind::Exact, &parts).unwrap(),
             [vec![true, true, false], vec![false, true, true, true]]
         );
+    }
+
+    /// Exact dedup decides a partition once it and every partition before it are in, whatever
+    /// order they arrive in, and the masks equal the decision over all partitions at once.
+    #[test]
+    fn exact_decides_each_partition_once_its_prefix_is_in() {
+        let parts = [
+            keys(&[&[1], &[2], &[1]]),
+            keys(&[&[2], &[], &[3], &[]]),
+            keys(&[&[3], &[4], &[1], &[4]]),
+        ];
+        let all = decide(DedupKind::Exact, &parts).unwrap();
+        let b = DedupBarrier::new(0, DedupKind::Exact, 3, None, None);
+        assert!(b.keys_before(0).unwrap().is_empty());
+        assert_eq!(b.keys_before(1), None, "partition 0 is not in yet");
+        b.submit(2, parts[2].clone());
+        assert_eq!(b.mask(2).unwrap(), None, "partitions 0 and 1 are not in");
+        b.submit(0, parts[0].clone());
+        assert_eq!(b.mask(0).unwrap().as_ref(), Some(&all[0]));
+        assert_eq!(b.mask(2).unwrap(), None);
+        assert_eq!(*b.keys_before(1).unwrap(), HashSet::from([1, 2]));
+        assert_eq!(b.keys_before(2), None);
+        b.submit(1, parts[1].clone());
+        for (p, mask) in all.iter().enumerate() {
+            assert_eq!(b.mask(p).unwrap().as_ref(), Some(mask), "partition {p}");
+        }
+        assert_eq!(b.keys_before(1), None, "decided");
+        // Near-duplicate dedups still wait for every partition.
+        let b = DedupBarrier::new(0, DedupKind::MinHashBands, 2, None, None);
+        b.submit(0, keys(&[&[10]]));
+        assert_eq!(b.mask(0).unwrap(), None);
+        assert_eq!(b.keys_before(0), None);
     }
 
     #[test]

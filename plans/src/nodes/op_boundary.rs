@@ -112,6 +112,11 @@ impl OpCounters {
     pub fn add_offline(&self, op: usize, nanos: u64) {
         self.offline[op + 1].fetch_add(nanos, AtomicOrdering::Relaxed);
     }
+    /// Counts `rows` leaving op `op` whose boundary did not run (a caller that did the op's
+    /// work itself; its time goes to [`OpCounters::add_offline`]).
+    pub fn add_rows_out(&self, op: usize, rows: u64) {
+        self.add(op + 1, rows, 0);
+    }
     fn add(&self, slot: usize, n: u64, nanos: u64) {
         self.slots[slot].fetch_add(n, AtomicOrdering::Relaxed);
         self.nanos[slot].fetch_add(nanos, AtomicOrdering::Relaxed);

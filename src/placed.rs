@@ -1,0 +1,465 @@
+//! The JSON lines export of a recipe whose last op is a deduplicator. Each partition encodes its
+//! rows' export and stats lines before the dedup barrier, into a staged fragment, noting each
+//! line's size; after the barrier every partition knows where its kept lines go in the one shared
+//! export file and copies them there, all partitions at once. This spares the spill of Arrow rows,
+//! their read-back and encoding after the barrier, and the final concatenation of fragments.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use datafusion::execution::TaskContext;
+use datafusion::physical_plan::ExecutionPlan;
+use dj_plans::drop_behind::{DropBehindReader, DropBehindWriter};
+use dj_plans::nodes::{Boundary, DedupExec, Keys, OpBoundaryExec, OpCounters};
+use futures::StreamExt;
+
+use crate::execute::Staged;
+use crate::export::JsonFragmentEncoder;
+
+/// The sizes of one row's export line and stats line (0 when there is no stats file).
+type LineSizes = [u32; 2];
+
+/// The shared export files of a run and what the partitions tell each other to place their lines.
+pub(crate) struct PlacedExport {
+    /// The export lines and the stats lines, in the staging directory: the export files to be.
+    pub text: PathBuf,
+    pub stats: Option<PathBuf>,
+    /// Per partition, its rows' line sizes, set before it arrives at the barrier, so that once
+    /// the barrier has decided, every partition finds all of them.
+    sizes: Vec<OnceLock<Vec<LineSizes>>>,
+}
+
+/// The deduplicator a partition's plan ends in, under the boundary of its op, when its barrier has
+/// not decided yet.
+fn final_dedup(plan: &Arc<dyn ExecutionPlan>) -> Option<&DedupExec> {
+    let boundary = plan.downcast_ref::<OpBoundaryExec>()?;
+    let dedup = boundary.children().first()?.downcast_ref::<DedupExec>()?;
+    let undecided = matches!(dedup.barrier().mask(dedup.partition()), Ok(None));
+    (boundary.boundary == Boundary::Op(dedup.index()) && undecided).then_some(dedup)
+}
+
+impl PlacedExport {
+    /// The placed export for `plans` (partition `p`'s plan at `p`, all run here), when every one
+    /// ends in the same undecided deduplicator; `None` otherwise. Creates the shared files in
+    /// `staging`.
+    pub(crate) fn new(
+        plans: &[&Arc<dyn ExecutionPlan>],
+        staging: &Path,
+        with_stats: bool,
+    ) -> Result<Option<Arc<PlacedExport>>> {
+        let dedups: Option<Vec<&DedupExec>> = plans.iter().map(|p| final_dedup(p)).collect();
+        let Some(dedups) = dedups.filter(|d| !d.is_empty()) else {
+            return Ok(None);
+        };
+        let barrier = dedups[0].barrier();
+        let one_barrier = dedups
+            .iter()
+            .enumerate()
+            .all(|(p, d)| Arc::ptr_eq(d.barrier(), barrier) && d.partition() == p)
+            && barrier.partitions() == plans.len();
+        if !one_barrier {
+            return Ok(None);
+        }
+        let create = |name: &str| -> Result<PathBuf> {
+            let path = staging.join(name);
+            File::create(&path).with_context(|| format!("cannot stage {}", path.display()))?;
+            Ok(path)
+        };
+        Ok(Some(Arc::new(PlacedExport {
+            text: create("export.jsonl")?,
+            stats: with_stats
+                .then(|| create("export.stats.jsonl"))
+                .transpose()?,
+            sizes: plans.iter().map(|_| OnceLock::new()).collect(),
+        })))
+    }
+
+    /// Runs partition `p`'s plan up to its deduplicator, encodes the rows and gives their keys to
+    /// the barrier. Exact dedup whose partitions before this one are decided places the kept
+    /// lines as they come; otherwise they are held in `fragment` (and its stats twin) until the
+    /// barrier decides, then copied to their place. Books the op's rows and compute time in
+    /// `counters`.
+    pub(crate) async fn stage(
+        &self,
+        plan: &Arc<dyn ExecutionPlan>,
+        ctx: Arc<TaskContext>,
+        fragment: &Path,
+        encoder: &JsonFragmentEncoder,
+        counters: &OpCounters,
+    ) -> Result<Staged> {
+        let dedup = final_dedup(plan).context("the plan no longer ends in its deduplicator")?;
+        let p = dedup.partition();
+        let stats_fragment = self
+            .stats
+            .as_ref()
+            .map(|_| fragment.with_extension("stats.jsonl"));
+        let mut out = match dedup.barrier().keys_before(p) {
+            Some(before) => {
+                let [text_at, stats_at] = self.offset_of(p, dedup)?;
+                Lines::Placed {
+                    text: place(&self.text, text_at)?,
+                    stats: self
+                        .stats
+                        .as_deref()
+                        .map(|s| place(s, stats_at))
+                        .transpose()?,
+                    before,
+                    here: HashSet::new(),
+                    keep: Vec::new(),
+                }
+            }
+            None => Lines::Held {
+                text: Fragment::create(fragment)?,
+                stats: stats_fragment
+                    .as_deref()
+                    .map(Fragment::create)
+                    .transpose()?,
+            },
+        };
+        tracing::debug!(
+            partition = p,
+            placed = matches!(out, Lines::Placed { .. }),
+            "export lines placed as they come, or held until the dedup decides"
+        );
+        let mut input = dedup.input().execute(0, ctx)?;
+        let (mut keys, mut sizes) = (Keys::new(), Vec::<LineSizes>::new());
+        let (mut text, mut stats) = (String::new(), String::new());
+        // The op's work: the upstream chain it polls and the keys; not the export's encoding.
+        let mut compute = Duration::ZERO;
+        loop {
+            let t = Instant::now();
+            let Some(batch) = input.next().await else {
+                break;
+            };
+            let batch = batch?;
+            let first = keys.rows();
+            dedup.keys_of(&batch, &mut keys)?;
+            compute += t.elapsed();
+            text.clear();
+            stats.clear();
+            encoder.encode(&batch, &mut text, &mut stats)?;
+            sizes.extend(line_sizes(&text).map(|n| [n, 0]));
+            for (row, n) in sizes[first..].iter_mut().zip(line_sizes(&stats)) {
+                row[1] = n;
+            }
+            if sizes.len() != keys.rows() {
+                bail!(
+                    "partition {p}: {} rows were encoded as {} export lines",
+                    batch.num_rows(),
+                    sizes.len() - first
+                );
+            }
+            out.write(&text, &stats, &sizes[first..], &keys, first)
+                .with_context(|| format!("cannot write {}", self.text.display()))?;
+        }
+        let rows_in = sizes.len();
+        self.sizes[p]
+            .set(sizes)
+            .map_err(|_| anyhow::anyhow!("partition {p} staged twice"))?;
+        let keep = dedup.barrier().arrive(p, keys).await?;
+        let sizes = self.sizes[p].get().expect("set above");
+        if keep.len() != rows_in {
+            bail!(
+                "partition {p}: the dedup decision covers {} rows, not {rows_in}",
+                keep.len()
+            );
+        }
+        let kept = kept_bytes(sizes, &keep);
+        let kept_rows = keep.iter().filter(|k| **k).count() as u64;
+        match out {
+            Lines::Placed {
+                text,
+                stats,
+                keep: placed,
+                ..
+            } => {
+                if placed != keep {
+                    bail!("partition {p}: the lines placed differ from the dedup decision");
+                }
+                for out in std::iter::once(text).chain(stats) {
+                    out.into_inner()
+                        .map_err(|e| e.into_error())
+                        .with_context(|| format!("cannot write {}", self.text.display()))?;
+                }
+            }
+            Lines::Held { text, stats } => {
+                let [text_at, stats_at] = self.offset_of(p, dedup)?;
+                let text_file = text.finish()?;
+                let stats_file = stats.map(Fragment::finish).transpose()?;
+                let (sizes_text, sizes_stats): (Vec<u32>, Vec<u32>) =
+                    sizes.iter().map(|s| (s[0], s[1])).unzip();
+                let (text_dest, stats_dest) = (self.text.clone(), self.stats.clone());
+                tokio::task::spawn_blocking(move || -> Result<()> {
+                    copy_kept(text_file, &sizes_text, &keep, &text_dest, text_at)?;
+                    if let (Some(file), Some(dest)) = (stats_file, &stats_dest) {
+                        copy_kept(file, &sizes_stats, &keep, dest, stats_at)?;
+                    }
+                    Ok(())
+                })
+                .await??;
+                let _ = std::fs::remove_file(fragment);
+                if let Some(s) = &stats_fragment {
+                    let _ = std::fs::remove_file(s);
+                }
+            }
+        }
+        counters.add_offline(dedup.index(), compute.as_nanos() as u64);
+        counters.add_rows_out(dedup.index(), kept_rows);
+        Ok(Staged {
+            path: self.text.clone(),
+            stats_path: self.stats.clone(),
+            rows: kept_rows,
+            bytes: kept[0],
+        })
+    }
+
+    /// Where partition `p`'s kept lines start in the export and the stats file: after the kept
+    /// lines of every partition before it.
+    fn offset_of(&self, p: usize, dedup: &DedupExec) -> Result<[u64; 2]> {
+        let mut at = [0u64; 2];
+        for q in 0..p {
+            let keep = dedup
+                .barrier()
+                .mask(q)?
+                .context("the dedup barrier has not decided")?;
+            let sizes = self.sizes[q]
+                .get()
+                .with_context(|| format!("partition {q} gave no line sizes"))?;
+            let kept = kept_bytes(sizes, &keep);
+            at[0] += kept[0];
+            at[1] += kept[1];
+        }
+        Ok(at)
+    }
+}
+
+/// The sizes of the newline-terminated lines of `s`.
+fn line_sizes(s: &str) -> impl Iterator<Item = u32> + '_ {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', s.as_bytes()).map(move |end| {
+        let n = (end + 1 - start) as u32;
+        start = end + 1;
+        n
+    })
+}
+
+/// The bytes of the kept rows' lines.
+fn kept_bytes(sizes: &[LineSizes], keep: &[bool]) -> [u64; 2] {
+    sizes
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| **k)
+        .fold([0, 0], |[a, b], (s, _)| [a + s[0] as u64, b + s[1] as u64])
+}
+
+/// Where a partition's encoded lines go until the barrier decides.
+enum Lines {
+    /// Straight to their place, filtered as exact dedup will decide: a row is kept unless its
+    /// key is among the keys `before` it or those kept `here`, in order (as [`dj_plans::nodes::keep_first`]).
+    Placed {
+        text: BufWriter<DropBehindWriter>,
+        stats: Option<BufWriter<DropBehindWriter>>,
+        before: Arc<HashSet<u128>>,
+        here: HashSet<u128>,
+        keep: Vec<bool>,
+    },
+    /// Held back, all of them.
+    Held {
+        text: Fragment,
+        stats: Option<Fragment>,
+    },
+}
+
+impl Lines {
+    /// Writes the lines of one batch: `text` and `stats` hold one line per row, sized `sizes`;
+    /// the rows' keys are `keys` from row `first` on.
+    fn write(
+        &mut self,
+        text: &str,
+        stats: &str,
+        sizes: &[LineSizes],
+        keys: &Keys,
+        first: usize,
+    ) -> std::io::Result<()> {
+        match self {
+            Lines::Placed {
+                text: text_out,
+                stats: stats_out,
+                before,
+                here,
+                keep,
+            } => {
+                let from = keep.len();
+                keep.extend((first..keys.rows()).map(|i| {
+                    keys.row(i)
+                        .iter()
+                        .all(|k| !before.contains(k) && here.insert(*k))
+                }));
+                let keep = &keep[from..];
+                write_kept(text.as_bytes(), sizes.iter().map(|s| s[0]), keep, text_out)?;
+                if let Some(out) = stats_out {
+                    write_kept(stats.as_bytes(), sizes.iter().map(|s| s[1]), keep, out)?;
+                }
+                Ok(())
+            }
+            Lines::Held {
+                text: text_out,
+                stats: stats_out,
+            } => {
+                text_out.out.write_all(text.as_bytes())?;
+                if let Some(out) = stats_out {
+                    out.out.write_all(stats.as_bytes())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A writer into the shared file `dest` from offset `at` on, dropping behind.
+fn place(dest: &Path, at: u64) -> Result<BufWriter<DropBehindWriter>> {
+    let mut file = File::options()
+        .write(true)
+        .open(dest)
+        .with_context(|| format!("cannot write {}", dest.display()))?;
+    file.seek(SeekFrom::Start(at))
+        .with_context(|| format!("cannot write {}", dest.display()))?;
+    Ok(BufWriter::with_capacity(
+        1 << 20,
+        DropBehindWriter::new(file)?,
+    ))
+}
+
+/// Writes the lines of `buf` (sized `sizes`) whose `keep` is set; consecutive kept lines in one
+/// write.
+fn write_kept(
+    buf: &[u8],
+    sizes: impl IntoIterator<Item = u32>,
+    keep: &[bool],
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let (mut run_start, mut pos) = (0usize, 0usize);
+    for (size, kept) in sizes.into_iter().zip(keep) {
+        if !kept {
+            out.write_all(&buf[run_start..pos])?;
+            run_start = pos + size as usize;
+        }
+        pos += size as usize;
+    }
+    out.write_all(&buf[run_start..pos])
+}
+
+/// A staged fragment being written, dropping behind; read back once after the barrier.
+struct Fragment {
+    path: PathBuf,
+    out: BufWriter<DropBehindWriter>,
+}
+
+impl Fragment {
+    fn create(path: &Path) -> Result<Fragment> {
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .and_then(DropBehindWriter::new)
+            .with_context(|| format!("cannot stage {}", path.display()))?;
+        Ok(Fragment {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(1 << 20, file),
+        })
+    }
+
+    /// The written file, rewound.
+    fn finish(self) -> Result<File> {
+        let path = self.path;
+        let staging = || format!("cannot stage {}", path.display());
+        let mut file = self
+            .out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(staging)?
+            .into_inner();
+        file.rewind().with_context(staging)?;
+        Ok(file)
+    }
+}
+
+/// Bytes read from a fragment at a time (at least one line).
+const CHUNK: usize = 4 << 20;
+
+/// Copies the lines of `src` (sized `sizes`) whose `keep` is set to `dest` at offset `at`,
+/// dropping both files' pages behind.
+fn copy_kept(src: File, sizes: &[u32], keep: &[bool], dest: &Path, at: u64) -> Result<()> {
+    let cannot = || format!("cannot write export lines to {}", dest.display());
+    let mut src = DropBehindReader::new(src).with_context(cannot)?;
+    let mut out = place(dest, at)?;
+    let mut buf = Vec::new();
+    let mut row = 0;
+    while row < sizes.len() {
+        let first = row;
+        let mut bytes = 0usize;
+        while row < sizes.len() && (row == first || bytes + sizes[row] as usize <= CHUNK) {
+            bytes += sizes[row] as usize;
+            row += 1;
+        }
+        if buf.len() < bytes {
+            buf.resize(bytes, 0);
+        }
+        src.read_exact(&mut buf[..bytes]).with_context(cannot)?;
+        let (sizes, keep) = (&sizes[first..row], &keep[first..row]);
+        write_kept(&buf[..bytes], sizes.iter().copied(), keep, &mut out).with_context(cannot)?;
+    }
+    out.into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(cannot)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_sizes_are_the_lines_with_their_newlines() {
+        let sizes: Vec<u32> = line_sizes("{\"a\":1}\n\n{\"b\":\"x\\ny\"}\n").collect();
+        assert_eq!(sizes, vec![8, 1, 13]);
+    }
+
+    /// Kept lines land at their offset, dropped ones nowhere, across chunk boundaries.
+    #[test]
+    fn kept_lines_are_copied_to_their_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: Vec<String> = (0..3000)
+            .map(|i| format!("{}\n", "x".repeat(i % 7 + (i % 500) * 40)))
+            .collect();
+        let keep: Vec<bool> = (0..lines.len())
+            .map(|i| i % 3 != 1 && i % 11 != 0)
+            .collect();
+        let src_path = dir.path().join("src");
+        std::fs::write(&src_path, lines.concat()).unwrap();
+        let dest = dir.path().join("dest");
+        std::fs::write(&dest, b"HEAD|").unwrap();
+        let sizes: Vec<u32> = lines.iter().map(|l| l.len() as u32).collect();
+        assert!(sizes.iter().map(|s| *s as usize).sum::<usize>() > 2 * CHUNK);
+        copy_kept(File::open(&src_path).unwrap(), &sizes, &keep, &dest, 5).unwrap();
+        let want: String = lines
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(l, _)| l.as_str())
+            .collect();
+        let got = std::fs::read(&dest).unwrap();
+        assert_eq!(&got[..5], b"HEAD|");
+        assert!(got[5..] == *want.as_bytes(), "kept lines differ");
+        let sizes2: Vec<LineSizes> = sizes.iter().map(|s| [*s, 1]).collect();
+        let kept = keep.iter().filter(|k| **k).count() as u64;
+        assert_eq!(kept_bytes(&sizes2, &keep), [want.len() as u64, kept]);
+    }
+}
