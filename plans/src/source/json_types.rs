@@ -13,12 +13,14 @@ use serde_json::Value;
 
 use super::SourceError;
 use super::files::{Compression, FileFormat, open};
+use super::jsonl::Skeleton;
 use crate::pyjson::{JsonTypes, Step};
 
 /// Hugging Face's JSON chunk size: the scan covers this much of the first file, to a line end.
 const CHUNK: u64 = 10 << 20;
 
-/// The generic JSON fields of a JSON input whose first file is `path`.
+/// The generic JSON fields of a JSON input whose first file is `path`. The rows are parsed as
+/// [`Skeleton`]s: the scan looks at keys and kinds, never at a string's contents.
 pub(crate) fn detect(
     path: &Path,
     format: FileFormat,
@@ -39,7 +41,7 @@ pub(crate) fn detect(
             .read_to_end(&mut chunk)
             .map_err(|e| SourceError::io(path, e))?;
         match serde_json::from_slice(&chunk) {
-            Ok(Value::Array(items)) => items,
+            Ok(Skeleton(Value::Array(items))) => items,
             _ => return Ok(JsonTypes::none()),
         }
     } else {
@@ -54,7 +56,7 @@ pub(crate) fn detect(
         for line in text.split(|b| *b == b'\n') {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             match serde_json::from_slice(line) {
-                Ok(v) => rows.push(v),
+                Ok(Skeleton(v)) => rows.push(v),
                 Err(_) => return Ok(JsonTypes::none()),
             }
         }

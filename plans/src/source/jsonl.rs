@@ -105,7 +105,7 @@ fn parse_object(bytes: &[u8], path: &Path, line: u64) -> Result<Value, SourceErr
 /// A JSON value with every string replaced by `""`: the same types for schema inference, and no
 /// allocation per string (serde_json unescapes into its own reused buffer), which for long texts
 /// was most of the time (and fresh memory) spent indexing the input.
-struct Skeleton(Value);
+pub(super) struct Skeleton(pub(super) Value);
 
 impl<'de> serde::Deserialize<'de> for Skeleton {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Skeleton, D::Error> {
