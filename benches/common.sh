@@ -26,6 +26,21 @@ measure() {
   printf '%-40s %8.2f s %8.0f MB %10d minor faults\n' "$name" "$secs" "$((rss_kb / 1024))" "$faults"
 }
 
+# measure_runs N NAME CMD...: `measure` N times (syncing before each), one line per run
+measure_runs() {
+  local n=$1; shift
+  for _ in $(seq "$n"); do sync; measure "$@"; done
+}
+
+# median_of LINES: the `measure` line of the median wall time (the lower middle one for even N)
+median_of() {
+  python3 -c '
+import re, sys
+lines = [l for l in sys.stdin.read().splitlines() if l.strip()]
+lines.sort(key=lambda l: float(re.search(r" ([0-9.]+) s +[0-9]+ MB", l).group(1)))
+print(lines[(len(lines) - 1) // 2])' <<< "$1"
+}
+
 # seconds_of LINE: the wall time of a `measure` line
 seconds_of() {
   sed -E 's/.* ([0-9.]+) s +[0-9]+ MB.*/\1/' <<< "$1"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # dj-fusion against the real Python Data-Juicer (../shared/tools/dj-reference) on the same recipe
 # and data, in one run: wall time, peak RSS, the throughput ratio, and a byte comparison of the
-# two exports. Data: ROWS documents of real text from Debian's package descriptions, short
+# two exports. dj-fusion's figure is the median of DJ_BENCH_RUNS runs (default 3), Data-Juicer's
+# one run. Data: ROWS documents of real text from Debian's package descriptions, short
 # (gen_apt_corpus.py, ~0.5 KB each; needs `apt-get update` once) or, with DJ_BENCH_CORPUS=long, long
 # (gen_long_corpus.py: 1-500 KB each, skewed, ~16 KB on average). Recipes: cheap mappers,
 # filter-heavy, MinHash dedup, exact dedup, and a 10-op cleaning recipe (mappers, filters, exact
 # dedup). Both sides run with `np: 2` on this 2-core machine.
-# Usage: [DJ_BENCH_CORPUS=short|long] benches/vs_data_juicer.sh [ROWS] [RECIPE...]
+# Usage: [DJ_BENCH_CORPUS=short|long] [DJ_BENCH_RUNS=N] benches/vs_data_juicer.sh [ROWS] [RECIPE...]
 #        (default 100000 rows; all recipes)
 source "$(dirname "$0")/common.sh"
 build
@@ -78,12 +79,15 @@ for name in $recipes; do
   # Both sides read the input from the page cache and start with no earlier run's writes in
   # flight (dj-fusion runs first).
   cat "$input" > /dev/null
-  sync
-  a=$(measure "dj-fusion $name ${rows} docs" "$BIN/dj-run" --config "$WORK/vs_${name}_dj.yaml")
+  # dj-fusion's runs take seconds and vary by 10-20% on this VM: the median of DJ_BENCH_RUNS
+  # (default 3) runs counts. Data-Juicer's take minutes: one run.
+  runs=$(measure_runs "${DJ_BENCH_RUNS:-3}" "dj-fusion $name ${rows} docs" "$BIN/dj-run" --config "$WORK/vs_${name}_dj.yaml")
+  a=$(median_of "$runs")
   sync
   b=$(measure "data-juicer $name ${rows} docs" "$ref" "$WORK/vs_${name}_py.yaml")
   rm -rf "$HF_DATASETS_CACHE"
-  echo "$a"; echo "$b"
+  echo "$runs" | sed 's/^/  run: /'
+  echo "$a (median)"; echo "$b"
   ta=$(seconds_of "$a"); tb=$(seconds_of "$b")
   out_rows=$(wc -l < "$WORK/out/vs_${name}_${corpus}${rows}_dj.jsonl")
   echo "  rows out: $out_rows  speed-up: $(python3 -c "print(f'{$tb/$ta:.1f}x')")"

@@ -1,7 +1,9 @@
 //! The JSON lines export of a recipe whose last op is a deduplicator. Each partition encodes its
 //! rows' export and stats lines before the dedup barrier, into a staged fragment, noting each
 //! line's size; after the barrier every partition knows where its kept lines go in the one shared
-//! export file and copies them there, all partitions at once. This spares the spill of Arrow rows,
+//! export file and copies them there, all partitions at once. A partition of an exact dedup whose
+//! predecessors are decided when it starts (the first, always) knows its place and its keep rule
+//! from the start: it writes its kept lines there directly. This spares the spill of Arrow rows,
 //! their read-back and encoding after the barrier, and the final concatenation of fragments.
 
 use std::collections::HashSet;

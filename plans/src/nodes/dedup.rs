@@ -3,9 +3,11 @@
 //!
 //! Every logical partition runs its own plan; its `DedupExec` spills the partition's rows to an
 //! Arrow IPC file, hands the rows' 128-bit keys to the op's shared [`DedupBarrier`] and waits until
-//! every partition has done so. Keys are also persisted (when the barrier has a directory), so a
-//! partition that resumes past the dedup contributes its keys without being recomputed. The keep
-//! decision is then the first occurrence over partitions in index order, rows in order.
+//! its rows are decided: once every partition before it and itself are in (a row's first
+//! occurrence depends on nothing after it). Keys are also persisted (when the barrier has a
+//! directory), so a partition that resumes past the dedup contributes its keys without being
+//! recomputed. The keep decision is the first occurrence over partitions in index order, rows in
+//! order.
 //!
 //! The same node serves the near-duplicate deduplicators, whose keep decision clusters rows: MinHash
 //! LSH band keys (rows sharing a key are connected) and SimHash values (rows whose 64-bit values
