@@ -15,7 +15,6 @@
 //! the first row of each connected component survives.
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -75,9 +74,14 @@ impl Keys {
     }
 }
 
+/// A set of 128-bit keys. They are hashes already, so a fast hasher (foldhash) spreads them as
+/// well as SipHash; SipHash made the decision over a million rows' MinHash band keys several
+/// times slower.
+pub type KeySet = std::collections::HashSet<u128, foldhash::fast::RandomState>;
+
 /// Exact dedup's decision for one partition's rows, given the keys of the partitions before it
 /// (`seen`, to which the kept keys are added): a row is kept unless its key was seen.
-pub fn keep_first(keys: &Keys, seen: &mut HashSet<u128>) -> Vec<bool> {
+pub fn keep_first(keys: &Keys, seen: &mut KeySet) -> Vec<bool> {
     (0..keys.rows())
         .map(|i| keys.row(i).iter().all(|key| seen.insert(*key)))
         .collect()
@@ -87,7 +91,7 @@ pub fn keep_first(keys: &Keys, seen: &mut HashSet<u128>) -> Vec<bool> {
 fn decide(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Vec<bool>>> {
     let keep = match kind {
         DedupKind::Exact => {
-            let mut seen: HashSet<u128> = HashSet::new();
+            let mut seen = KeySet::default();
             parts.iter().map(|k| keep_first(k, &mut seen)).collect()
         }
         DedupKind::MinHashBands => {
@@ -102,7 +106,8 @@ fn decide(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Vec<bool>>> {
                 }
                 x
             }
-            let mut first: std::collections::HashMap<u128, u32> = std::collections::HashMap::new();
+            let mut first: std::collections::HashMap<u128, u32, foldhash::fast::RandomState> =
+                Default::default();
             let mut global = 0u32;
             for k in parts {
                 for i in 0..k.rows() {
@@ -252,7 +257,7 @@ struct BarrierState {
     /// row's fate depends only on the rows before it): the masks of partitions `0..prefix.len()`
     /// and every key they hold.
     prefix: Vec<Vec<bool>>,
-    seen: Arc<HashSet<u128>>,
+    seen: Arc<KeySet>,
 }
 
 impl BarrierState {
@@ -339,7 +344,7 @@ impl DedupBarrier {
     /// For exact dedup, once every partition before `p` is decided and `p` is not: their keys.
     /// Partition `p`'s mask is then [`keep_first`] of its keys against these, so it can filter
     /// its rows as they come instead of holding them back.
-    pub fn keys_before(&self, p: usize) -> Option<Arc<HashSet<u128>>> {
+    pub fn keys_before(&self, p: usize) -> Option<Arc<KeySet>> {
         let st = self.state.lock().unwrap();
         (self.kind == DedupKind::Exact && st.keep.is_none() && st.prefix.len() == p)
             .then(|| st.seen.clone())
@@ -853,7 +858,7 @@ mod tests {
         b.submit(0, parts[0].clone());
         assert_eq!(b.mask(0).unwrap().as_ref(), Some(&all[0]));
         assert_eq!(b.mask(2).unwrap(), None);
-        assert_eq!(*b.keys_before(1).unwrap(), HashSet::from([1, 2]));
+        assert_eq!(*b.keys_before(1).unwrap(), KeySet::from_iter([1, 2]));
         assert_eq!(b.keys_before(2), None);
         b.submit(1, parts[1].clone());
         for (p, mask) in all.iter().enumerate() {

@@ -61,6 +61,6 @@ mod spill;
 pub use checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
-pub use dedup::{Concurrency, DedupBarrier, DedupExec, DedupNode, Keys, keep_first};
+pub use dedup::{Concurrency, DedupBarrier, DedupExec, DedupNode, KeySet, Keys, keep_first};
 pub use op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
 pub use select::{ORDER_COLUMN, SelectBarrier, SelectExec, SelectNode};
