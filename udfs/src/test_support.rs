@@ -94,6 +94,29 @@ pub(crate) fn big_texts() -> [String; 3] {
     [lorem, cjk, "x".repeat(100000)]
 }
 
+/// `count` texts of `per_text` pieces each, drawn from `pieces` by a 64-bit LCG seeded with
+/// `seed`: the same texts on every run, for differential tests of fast paths.
+pub(crate) fn random_texts(
+    pieces: &[&str],
+    seed: u64,
+    count: usize,
+    per_text: usize,
+) -> Vec<String> {
+    let mut state = seed;
+    (0..count)
+        .map(|_| {
+            (0..per_text)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    pieces[(state >> 33) as usize % pieces.len()]
+                })
+                .collect()
+        })
+        .collect()
+}
+
 pub fn udf(op: &Operator) -> &ScalarUDF {
     udf_of(op)
 }

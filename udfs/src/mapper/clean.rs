@@ -254,7 +254,7 @@ mod tests {
     use super::*;
     use crate::py::regex::Engine;
     use crate::test_support::md5_hex;
-    use crate::test_support::{build, invoke, map_texts, udf};
+    use crate::test_support::{build, invoke, map_texts, random_texts, udf};
     use arrow::array::{Array, ArrayRef, AsArray, StringViewArray};
     use serde_json::json;
     use std::collections::HashMap;
@@ -270,16 +270,8 @@ mod tests {
             "a", "W", "w", "ww", ".", ":", "/", "@", "x.org", " ", "http", "www", "WwW", "k",
             "\u{212A}", "é", "1", "com/", "mail", "(", ")",
         ];
-        let mut state = 7u64;
         let (mut changed, mut checked) = (0, 0);
-        for _ in 0..20_000 {
-            let mut text = String::new();
-            for _ in 0..8 {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
-            }
+        for text in random_texts(&pieces, 7, 20_000, 8) {
             for (fast, plain) in [(&*LINKS_RE, &plain_links), (&*EMAIL_RE, &plain_email)] {
                 let want = plain.sub(&text, &repl);
                 changed += usize::from(matches!(want, Cow::Owned(_)));
@@ -711,17 +703,7 @@ mod tests {
         ];
         let mut texts: Vec<String> = LINKS_CASES.iter().map(|(t, _)| t.to_string()).collect();
         texts.extend(crate::test_support::big_texts());
-        let mut x = 1u64;
-        for _ in 0..300 {
-            let mut t = String::new();
-            for _ in 0..12 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                t.push_str(pieces[(x >> 33) as usize % pieces.len()]);
-            }
-            texts.push(t);
-        }
+        texts.extend(random_texts(&pieces, 1, 300, 12));
         for repl in ["", r"<\1|\2|\3>"] {
             let repl = Template::parse(repl, LINKS_RE.groups, &LINKS_RE.names).unwrap();
             for t in &texts {

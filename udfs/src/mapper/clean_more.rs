@@ -241,16 +241,8 @@ mod tests {
             "1.2.3.",
             "0:0:0:0:0:",
         ];
-        let mut state = 3u64;
         let mut changed = 0;
-        for _ in 0..30_000 {
-            let mut text = String::new();
-            for _ in 0..12 {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
-            }
+        for text in crate::test_support::random_texts(&pieces, 3, 30_000, 12) {
             let want = plain.sub(&text, &repl);
             changed += usize::from(matches!(want, Cow::Owned(_)));
             assert_eq!(IP_RE.sub(&text, &repl), want, "{text:?}");
