@@ -73,7 +73,7 @@ pub fn run_main() -> ExitCode {
 /// Prints what a run tells its caller: the resume token on stdout, warnings on stderr.
 struct Printer;
 
-impl crate::execute::RunObserver for Printer {
+impl crate::options::RunObserver for Printer {
     fn resume_token(&self, job_id: &str, resume_command: &[String]) {
         println!(
             "Resume token: {job_id}. Rerun the original command with --resume {job_id} to resume this job."
@@ -92,7 +92,7 @@ impl crate::execute::RunObserver for Printer {
 
 fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {
     let recipe = load_recipe(&flags.config, &flags.overrides)?;
-    let opts = crate::execute::RunOptions {
+    let opts = crate::options::RunOptions {
         job_id: flags.job_id.clone(),
         resume: flags.resume.clone(),
         command,

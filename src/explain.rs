@@ -5,7 +5,7 @@ use anyhow::Result;
 use datafusion::physical_plan::displayable;
 use dj_plans::Recipe;
 
-use crate::execute::prepare_explain;
+use crate::plan::{auto_checkpoint_plan, prepare_explain};
 
 /// The plans of one recipe.
 #[derive(Debug, serde::Serialize)]
@@ -33,7 +33,7 @@ pub(crate) struct Explained {
 pub(crate) async fn explain(recipe: &Recipe) -> Result<Explained> {
     let job = prepare_explain(recipe).await?;
     let optimized = job.session.state().optimize(&job.logical)?;
-    let reuse = crate::partitioned::planned_reuse(recipe, &job.index, &job.ranges).await?;
+    let reuse = crate::run::partitioned::planned_reuse(recipe, &job.index, &job.ranges).await?;
     let lines = |s: String| s.lines().map(str::to_string).collect::<Vec<_>>();
     Ok(Explained {
         recipe: recipe.file.clone(),
@@ -57,7 +57,7 @@ pub(crate) async fn explain(recipe: &Recipe) -> Result<Explained> {
             })
             .collect(),
         reuse,
-        auto_checkpoints: crate::execute::auto_checkpoint_plan(recipe, &job.index, &job.ranges),
+        auto_checkpoints: auto_checkpoint_plan(recipe, &job.index, &job.ranges),
         logical_plan: lines(optimized.display_indent().to_string()),
         physical_plan: lines(displayable(job.physical.as_ref()).indent(false).to_string()),
     })

@@ -93,6 +93,14 @@ pub fn cache_dir() -> PathBuf {
     home.join(".cache/dj-fusion")
 }
 
+/// The local cache directory of `url` in `area` of [`cache_dir`]: one per URL, named by a short
+/// hash of it (an export's staging copy, a job directory's mirror).
+pub fn url_cache_dir(area: &str, url: &str) -> PathBuf {
+    cache_dir()
+        .join(area)
+        .join(&blake3::hash(url.as_bytes()).to_hex()[..16])
+}
+
 /// A bucket and a key (or key prefix) in it.
 #[derive(Clone)]
 pub struct Remote {

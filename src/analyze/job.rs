@@ -10,11 +10,11 @@ use dj_plans::Recipe;
 use dj_plans::seal;
 use dj_plans::source::RowRangeTable;
 
-use crate::execute::{build_index, checkpoint_table};
 use crate::job::checkpoints::checkpoints_by_partition;
 use crate::job::info::PartitioningInfo;
 use crate::job::reuse::{OpChain, op_chain};
 use crate::job::{JobPaths, job_dir, validate_job_id};
+use crate::plan::{build_index, checkpoint_table};
 
 /// The checkpoints of one job after one op, one table per partition in partition order.
 pub(crate) struct JobRows {

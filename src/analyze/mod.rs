@@ -123,7 +123,7 @@ pub(crate) async fn analyze(recipe: &Recipe, job: Option<&str>) -> Result<Analys
     )));
     let (input, dataset_path, json_stats) = match job {
         None => {
-            let index = Arc::new(crate::execute::build_index(recipe).await?);
+            let index = Arc::new(crate::plan::build_index(recipe).await?);
             let ranges = index.byte_balanced_ranges(recipe.np.max(1));
             let json_stats = dj_plans::compile::json_stats(&index);
             let table = RowRangeTable::new(index.clone(), ranges);

@@ -16,10 +16,10 @@ use dj_plans::seal::{self, SEAL_SUFFIX};
 use dj_udfs::Operator;
 use serde_json::json;
 
-use crate::execute::Start;
+use super::mirror::JobMirror;
 use crate::job::JobPaths;
 use crate::job::events::{Event, EventKind, EventLog};
-use crate::remote::JobMirror;
+use crate::partition::Start;
 
 /// A saved file that failed verification and was moved aside.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -108,7 +108,7 @@ pub(crate) struct EventLog {
     path: PathBuf,
     file: Option<Mutex<File>>,
     closed: std::sync::atomic::AtomicBool,
-    /// Test hook ([`crate::execute::RunOptions::event_delay`]): sleep after each event, so kill
+    /// Test hook ([`crate::options::RunOptions::event_delay`]): sleep after each event, so kill
     /// tests can hit every moment.
     delay: Option<Duration>,
 }

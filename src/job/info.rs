@@ -230,14 +230,14 @@ pub(crate) struct HashRecorder {
     info: Mutex<PartitioningInfo>,
     /// A job directory on object storage: each hash is published before the partition can
     /// write a checkpoint.
-    mirror: Option<Arc<crate::remote::JobMirror>>,
+    mirror: Option<Arc<super::mirror::JobMirror>>,
 }
 
 impl HashRecorder {
     pub(crate) fn new(
         path: PathBuf,
         info: PartitioningInfo,
-        mirror: Option<Arc<crate::remote::JobMirror>>,
+        mirror: Option<Arc<super::mirror::JobMirror>>,
     ) -> Arc<HashRecorder> {
         Arc::new(HashRecorder {
             path,

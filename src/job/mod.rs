@@ -3,13 +3,16 @@
 //! `metadata/`, `dag_execution_plan.json`); [`lock`] the lock that refuses a second run of a
 //! running job, [`events`] the event log, [`info`] the saved partitioning and content hashes,
 //! [`checkpoints`] which saved work a resume may use and the retention policy, [`summary`]
-//! `job_summary.json`.
+//! `job_summary.json`, [`mirror`] a job directory on object storage, [`context`] what a run
+//! plans and runs with from all of these.
 
 pub(crate) mod checkpoints;
+pub(crate) mod context;
 pub(crate) mod events;
 pub(crate) mod info;
 pub(crate) mod lease;
 pub(crate) mod lock;
+pub(crate) mod mirror;
 pub(crate) mod reuse;
 pub(crate) mod summary;
 

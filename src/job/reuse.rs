@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::checkpoints::{checkpoints_by_partition, global_files};
 use super::info::PartitioningInfo;
 use super::{JobPaths, lock_info};
-use crate::execute::Start;
+use crate::partition::Start;
 
 /// `metadata/op_chain.json`: one fingerprint per op of the job's recipe, each covering every op
 /// before it, so two jobs agree on ops `0..=k` exactly when their fingerprints `k` are equal.

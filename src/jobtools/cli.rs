@@ -60,7 +60,7 @@ fn remote_work_dir(work_dir: &Path) -> Option<&str> {
 fn job_path(work_dir: &Path, job_id: &str) -> Result<PathBuf> {
     crate::job::validate_job_id(job_id)?;
     if let Some(url) = remote_work_dir(work_dir) {
-        return crate::remote::job_view(url, job_id, false);
+        return crate::job::mirror::job_view(url, job_id, false);
     }
     let dir = work_dir.join(job_id);
     if !dir.is_dir() {

@@ -40,11 +40,11 @@ pub(crate) fn list_jobs(work_dir: &Path) -> Result<Vec<JobListing>> {
 }
 
 /// Every job directory under the work directory `url` on object storage, read through local
-/// views (see [`crate::remote::job_view`]); each listed under its URL.
+/// views (see [`crate::job::mirror::job_view`]); each listed under its URL.
 pub(crate) fn list_remote_jobs(url: &str) -> Result<Vec<JobListing>> {
     let mut jobs = Vec::new();
-    for id in crate::remote::remote_job_ids(url)? {
-        let view = crate::remote::job_view(url, &id, false)?;
+    for id in crate::job::mirror::remote_job_ids(url)? {
+        let view = crate::job::mirror::job_view(url, &id, false)?;
         let mut l = listing(progress_at(&view, epoch_now())?);
         l.job_dir = PathBuf::from(format!("{}/{id}", url.trim_end_matches('/')));
         jobs.push(l);

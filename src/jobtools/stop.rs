@@ -209,7 +209,7 @@ pub(crate) fn stop_remote_job(
     force: bool,
     timeout: Duration,
 ) -> Result<StopResult> {
-    let view = crate::remote::job_view(work_dir, job_id, false)?;
+    let view = crate::job::mirror::job_view(work_dir, job_id, false)?;
     let lock = lock_info(&view);
     let (pid, host) = match (&lock.host, lock.pid, lock.stale) {
         (Some(host), Some(pid), false) => (pid, host.clone()),
@@ -224,11 +224,11 @@ pub(crate) fn stop_remote_job(
             bail!("job {job_id} is not running (no lease; status: {status}); nothing to stop");
         }
     };
-    let held = crate::remote::lease_holder(work_dir, job_id)?;
-    crate::remote::request_stop(work_dir, job_id, force)?;
+    let held = crate::job::mirror::lease_holder(work_dir, job_id)?;
+    crate::job::mirror::request_stop(work_dir, job_id, force)?;
     let t0 = Instant::now();
     let released = loop {
-        let now = crate::remote::lease_holder(work_dir, job_id)?;
+        let now = crate::job::mirror::lease_holder(work_dir, job_id)?;
         if now.is_none() || now != held {
             break true;
         }
@@ -238,7 +238,7 @@ pub(crate) fn stop_remote_job(
         std::thread::sleep(Duration::from_millis(250));
     };
     let waited = t0.elapsed().as_secs_f64();
-    let view = crate::remote::job_view(work_dir, job_id, false)?;
+    let view = crate::job::mirror::job_view(work_dir, job_id, false)?;
     let progress = progress_at(&view, epoch_now())?;
     let (signal, how) = if force {
         ("SIGKILL", "was killed")

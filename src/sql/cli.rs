@@ -54,7 +54,7 @@ fn sql_cmd(flags: &SqlFlags) -> Result<bool> {
         .filter(|w| dj_plans::store::is_remote(w))
     {
         // A job on object storage: its files (checkpoints included) fetched into a local view.
-        Some(url) => crate::remote::job_view(url, &flags.job_id, true)?,
+        Some(url) => crate::job::mirror::job_view(url, &flags.job_id, true)?,
         None => flags.work_dir.join(&flags.job_id),
     };
     if !dir.is_dir() {

@@ -9,6 +9,7 @@ mod formats;
 mod golden;
 mod integrity;
 mod jobtools;
+mod layout;
 mod machines;
 mod models;
 mod object_store;

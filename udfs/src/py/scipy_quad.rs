@@ -273,8 +273,9 @@ pub(crate) fn quad(f: impl Fn(f64) -> f64, a: f64, b: f64) -> (f64, f64) {
     (r, e)
 }
 
-/// QUADPACK `dqagse`; returns `(result, abserr, ier)`.
-#[allow(clippy::neg_cmp_op_on_partial_ord, clippy::mut_range_bound)]
+/// QUADPACK `dqagse`; returns `(result, abserr, ier)`. The C function's state lives in [`Qags`],
+/// so that its parts (first approximation, bisection, extrapolation, final result) are functions
+/// of their own; each keeps the C code's operations in their order.
 fn dqagse(
     f: &impl Fn(f64) -> f64,
     a: f64,
@@ -283,33 +284,15 @@ fn dqagse(
     epsrel: f64,
     limit: usize,
 ) -> (f64, f64, i32) {
-    let mut alist = vec![0.0f64; limit];
-    let mut blist = vec![0.0f64; limit];
-    let mut rlist = vec![0.0f64; limit];
-    let mut elist = vec![0.0f64; limit];
-    let mut iord = vec![0usize; limit];
-    let mut rlist2 = [0.0f64; 52];
-    let mut res3la = [0.0f64; 3];
-    let mut ier = 0i32;
-    let mut ierror = 0i32;
-    let mut erlarg = 0.0f64;
-    let mut correc = 0.0f64;
-    let mut small = 0.0f64;
-    let mut ertest = 0.0f64;
-    alist[0] = a;
-    blist[0] = b;
-
     if epsabs <= 0.0 && epsrel < (50.0 * EPMACH).max(0.5e-28) {
         return (0.0, 0.0, 6);
     }
 
     // First approximation to the integral.
-    let (mut result, mut abserr, defabs, resabs0) = dqk21(f, a, b);
+    let (result, abserr, defabs, resabs0) = dqk21(f, a, b);
     let dres = result.abs();
-    let mut errbnd = epsabs.max(epsrel * dres);
-    rlist[0] = result;
-    elist[0] = abserr;
-    iord[0] = 0;
+    let errbnd = epsabs.max(epsrel * dres);
+    let mut ier = 0i32;
     if abserr <= 100.0 * EPMACH * defabs && abserr > errbnd {
         ier = 2;
     }
@@ -320,256 +303,369 @@ fn dqagse(
         return (result, abserr, ier);
     }
 
-    // Initialization.
-    rlist2[0] = result;
-    let mut errmax = abserr;
-    let mut maxerr = 0usize;
-    let mut area = result;
-    let mut errsum = abserr;
-    abserr = OFLOW;
-    let mut nrmax = 0usize;
-    let mut nres = 0usize;
-    let mut numrl2 = 1usize;
-    let mut ktmin = 0u32;
-    let mut extrap = false;
-    let mut noext = false;
-    let mut iroff1 = 0u32;
-    let mut iroff2 = 0u32;
-    let mut iroff3 = 0u32;
-    let ksgn: i32 = if dres >= (1.0 - 50.0 * EPMACH) * defabs {
-        1
-    } else {
-        -1
-    };
-
-    // How the main loop ended.
-    enum Exit {
-        /// `goto 115`: sum the interval results.
-        Sum,
-        /// `break`: the extrapolated result may be used.
-        Break,
-    }
+    let mut q = Qags::new(f, [a, b, epsabs, epsrel], limit, [result, abserr, defabs]);
+    q.errbnd = errbnd;
     let mut last_l = 0usize;
     let mut exit = Exit::Break;
     for l in 1..limit {
         last_l = l;
+        if let Some(e) = q.step(l) {
+            exit = e;
+            break;
+        }
+    }
+    q.finish(exit, last_l)
+}
+
+/// How `dqagse`'s main loop ended.
+enum Exit {
+    /// `goto 115`: sum the interval results.
+    Sum,
+    /// `break`: the extrapolated result may be used.
+    Break,
+}
+
+/// `dqagse`'s locals after the first approximation, under their QUADPACK names.
+struct Qags<'f, F> {
+    f: &'f F,
+    a: f64,
+    b: f64,
+    epsabs: f64,
+    epsrel: f64,
+    limit: usize,
+    alist: Vec<f64>,
+    blist: Vec<f64>,
+    rlist: Vec<f64>,
+    elist: Vec<f64>,
+    iord: Vec<usize>,
+    rlist2: [f64; 52],
+    res3la: [f64; 3],
+    ier: i32,
+    ierror: i32,
+    erlarg: f64,
+    correc: f64,
+    small: f64,
+    ertest: f64,
+    result: f64,
+    abserr: f64,
+    defabs: f64,
+    errbnd: f64,
+    errmax: f64,
+    maxerr: usize,
+    area: f64,
+    errsum: f64,
+    nrmax: usize,
+    nres: usize,
+    numrl2: usize,
+    ktmin: u32,
+    extrap: bool,
+    noext: bool,
+    iroff1: u32,
+    iroff2: u32,
+    iroff3: u32,
+    ksgn: i32,
+}
+
+#[allow(clippy::neg_cmp_op_on_partial_ord, clippy::mut_range_bound)]
+impl<F: Fn(f64) -> f64> Qags<'_, F> {
+    /// The state after the first approximation `[result, abserr, defabs]` over `[a, b]`
+    /// (`dqagse`'s initialization).
+    fn new(
+        f: &F,
+        [a, b, epsabs, epsrel]: [f64; 4],
+        limit: usize,
+        [result, abserr, defabs]: [f64; 3],
+    ) -> Qags<'_, F> {
+        let mut q = Qags {
+            f,
+            a,
+            b,
+            epsabs,
+            epsrel,
+            limit,
+            alist: vec![0.0f64; limit],
+            blist: vec![0.0f64; limit],
+            rlist: vec![0.0f64; limit],
+            elist: vec![0.0f64; limit],
+            iord: vec![0usize; limit],
+            rlist2: [0.0f64; 52],
+            res3la: [0.0f64; 3],
+            ier: 0,
+            ierror: 0,
+            erlarg: 0.0,
+            correc: 0.0,
+            small: 0.0,
+            ertest: 0.0,
+            result,
+            abserr: OFLOW,
+            defabs,
+            errbnd: 0.0,
+            errmax: abserr,
+            maxerr: 0,
+            area: result,
+            errsum: abserr,
+            nrmax: 0,
+            nres: 0,
+            numrl2: 1,
+            ktmin: 0,
+            extrap: false,
+            noext: false,
+            iroff1: 0,
+            iroff2: 0,
+            iroff3: 0,
+            ksgn: if result.abs() >= (1.0 - 50.0 * EPMACH) * defabs {
+                1
+            } else {
+                -1
+            },
+        };
+        q.alist[0] = a;
+        q.blist[0] = b;
+        q.rlist[0] = result;
+        q.elist[0] = abserr;
+        q.iord[0] = 0;
+        q.rlist2[0] = result;
+        q
+    }
+
+    /// One pass of the main loop (`l` from 1): bisect, then extrapolate when due. `None`: go on.
+    fn step(&mut self, l: usize) -> Option<Exit> {
         let last = l + 1;
-        // Bisect the subinterval with the nrmax-th largest error estimate.
-        let a1 = alist[maxerr];
-        let b1 = 0.5 * (alist[maxerr] + blist[maxerr]);
+        let erlast = self.errmax;
+        let (a1, b1, error12) = self.bisect(l);
+        if self.errsum <= self.errbnd {
+            return Some(Exit::Sum);
+        }
+        if self.ier != 0 {
+            return Some(Exit::Break);
+        }
+        if l == 1 {
+            self.small = (self.b - self.a).abs() * 0.375;
+            self.erlarg = self.errsum;
+            self.ertest = self.errbnd;
+            self.rlist2[1] = self.area;
+            return None;
+        }
+        if self.noext {
+            return None;
+        }
+        self.erlarg -= erlast;
+        if (b1 - a1).abs() > self.small {
+            self.erlarg += error12;
+        }
+        self.extrapolate(last)
+    }
+
+    /// Bisects the subinterval with the nrmax-th largest error estimate, improves the
+    /// approximations to the integral and error, and tests for roundoff. Returns the left half's
+    /// bounds and the error of both halves.
+    fn bisect(&mut self, l: usize) -> (f64, f64, f64) {
+        let last = l + 1;
+        let maxerr = self.maxerr;
+        let a1 = self.alist[maxerr];
+        let b1 = 0.5 * (self.alist[maxerr] + self.blist[maxerr]);
         let a2 = b1;
-        let b2 = blist[maxerr];
-        let erlast = errmax;
-        let (area1, error1, _, defab1) = dqk21(f, a1, b1);
-        let (area2, error2, _, defab2) = dqk21(f, a2, b2);
+        let b2 = self.blist[maxerr];
+        let (area1, error1, _, defab1) = dqk21(self.f, a1, b1);
+        let (area2, error2, _, defab2) = dqk21(self.f, a2, b2);
 
         // Improve previous approximations to integral and error and test for accuracy.
         let area12 = area1 + area2;
         let error12 = error1 + error2;
-        errsum = errsum + error12 - errmax;
-        area = area + area12 - rlist[maxerr];
+        self.errsum = self.errsum + error12 - self.errmax;
+        self.area = self.area + area12 - self.rlist[maxerr];
         if defab1 != error1 && defab2 != error2 {
-            if !((rlist[maxerr] - area12).abs() > 1.0e-5 * area12.abs() || error12 < 0.99 * errmax)
+            if !((self.rlist[maxerr] - area12).abs() > 1.0e-5 * area12.abs()
+                || error12 < 0.99 * self.errmax)
             {
-                if extrap {
-                    iroff2 += 1;
+                if self.extrap {
+                    self.iroff2 += 1;
                 } else {
-                    iroff1 += 1;
+                    self.iroff1 += 1;
                 }
             }
-            if l > 9 && error12 > errmax {
-                iroff3 += 1;
+            if l > 9 && error12 > self.errmax {
+                self.iroff3 += 1;
             }
         }
-        rlist[maxerr] = area1;
-        rlist[l] = area2;
-        errbnd = epsabs.max(epsrel * area.abs());
+        self.rlist[maxerr] = area1;
+        self.rlist[l] = area2;
+        self.errbnd = self.epsabs.max(self.epsrel * self.area.abs());
 
         // Test for roundoff error and eventually set error flag.
-        if iroff1 + iroff2 >= 10 || iroff3 >= 20 {
-            ier = 2;
+        if self.iroff1 + self.iroff2 >= 10 || self.iroff3 >= 20 {
+            self.ier = 2;
         }
-        if iroff2 >= 5 {
-            ierror = 3;
+        if self.iroff2 >= 5 {
+            self.ierror = 3;
         }
         // The number of subintervals equals limit.
-        if last == limit {
-            ier = 1;
+        if last == self.limit {
+            self.ier = 1;
         }
         // Bad integrand behaviour at some points of the integration range.
         if a1.abs().max(b2.abs()) <= (1.0 + 100.0 * EPMACH) * (a2.abs() + 1000.0 * UFLOW) {
-            ier = 4;
+            self.ier = 4;
         }
 
         // Append the newly-created intervals to the list.
         if !(error2 > error1) {
-            alist[l] = a2;
-            blist[maxerr] = b1;
-            blist[l] = b2;
-            elist[maxerr] = error1;
-            elist[l] = error2;
+            self.alist[l] = a2;
+            self.blist[maxerr] = b1;
+            self.blist[l] = b2;
+            self.elist[maxerr] = error1;
+            self.elist[l] = error2;
         } else {
-            alist[maxerr] = a2;
-            alist[l] = a1;
-            blist[l] = b1;
-            rlist[maxerr] = area2;
-            rlist[l] = area1;
-            elist[maxerr] = error2;
-            elist[l] = error1;
+            self.alist[maxerr] = a2;
+            self.alist[l] = a1;
+            self.blist[l] = b1;
+            self.rlist[maxerr] = area2;
+            self.rlist[l] = area1;
+            self.elist[maxerr] = error2;
+            self.elist[l] = error1;
         }
         dqpsrt(
-            limit,
+            self.limit,
             last,
-            &mut maxerr,
-            &mut errmax,
-            &elist,
-            &mut iord,
-            &mut nrmax,
+            &mut self.maxerr,
+            &mut self.errmax,
+            &self.elist,
+            &mut self.iord,
+            &mut self.nrmax,
         );
+        (a1, b1, error12)
+    }
 
-        if errsum <= errbnd {
-            exit = Exit::Sum;
-            break;
-        }
-        if ier != 0 {
-            break;
-        }
-        if l == 1 {
-            small = (b - a).abs() * 0.375;
-            erlarg = errsum;
-            ertest = errbnd;
-            rlist2[1] = area;
-            continue;
-        }
-        if noext {
-            continue;
-        }
-        erlarg -= erlast;
-        if (b1 - a1).abs() > small {
-            erlarg += error12;
-        }
-        if !extrap {
+    /// The rest of a pass once extrapolation is allowed: bisect a larger interval next, or
+    /// extrapolate and prepare the bisection of the smallest one. `None`: go on.
+    fn extrapolate(&mut self, last: usize) -> Option<Exit> {
+        if !self.extrap {
             // Is the interval to be bisected next the smallest interval?
-            if (blist[maxerr] - alist[maxerr]).abs() > small {
-                continue;
+            if (self.blist[self.maxerr] - self.alist[self.maxerr]).abs() > self.small {
+                return None;
             }
-            extrap = true;
-            nrmax = 1;
+            self.extrap = true;
+            self.nrmax = 1;
         }
-        if ierror != 3 && erlarg > ertest {
+        if self.ierror != 3 && self.erlarg > self.ertest {
             // The smallest interval has the largest error. Before bisecting decrease the sum of
             // the errors over the larger intervals (erlarg) and perform extrapolation.
-            let jupbnd = if last > 2 + limit / 2 {
-                limit + 3 - last
+            let jupbnd = if last > 2 + self.limit / 2 {
+                self.limit + 3 - last
             } else {
                 last
             };
-            let mut larger = false;
-            for _ in nrmax..jupbnd {
-                maxerr = iord[nrmax];
-                errmax = elist[maxerr];
-                if (blist[maxerr] - alist[maxerr]).abs() > small {
-                    larger = true;
-                    break;
+            for _ in self.nrmax..jupbnd {
+                self.maxerr = self.iord[self.nrmax];
+                self.errmax = self.elist[self.maxerr];
+                if (self.blist[self.maxerr] - self.alist[self.maxerr]).abs() > self.small {
+                    return None;
                 }
-                nrmax += 1;
-            }
-            if larger {
-                continue;
+                self.nrmax += 1;
             }
         }
         // Perform extrapolation.
-        numrl2 += 1;
-        rlist2[numrl2] = area;
-        let (reseps, abseps) = dqelg(&mut numrl2, &mut rlist2, &mut res3la, &mut nres);
-        ktmin += 1;
-        if ktmin > 5 && abserr < 1.0e-3 * errsum {
-            ier = 5;
+        self.numrl2 += 1;
+        self.rlist2[self.numrl2] = self.area;
+        let (reseps, abseps) = dqelg(
+            &mut self.numrl2,
+            &mut self.rlist2,
+            &mut self.res3la,
+            &mut self.nres,
+        );
+        self.ktmin += 1;
+        if self.ktmin > 5 && self.abserr < 1.0e-3 * self.errsum {
+            self.ier = 5;
         }
-        if abseps < abserr {
-            ktmin = 0;
-            abserr = abseps;
-            result = reseps;
-            correc = erlarg;
-            ertest = epsabs.max(epsrel * reseps.abs());
-            if abserr <= ertest {
-                break;
+        if abseps < self.abserr {
+            self.ktmin = 0;
+            self.abserr = abseps;
+            self.result = reseps;
+            self.correc = self.erlarg;
+            self.ertest = self.epsabs.max(self.epsrel * reseps.abs());
+            if self.abserr <= self.ertest {
+                return Some(Exit::Break);
             }
         }
         // Prepare bisection of the smallest interval.
-        if numrl2 == 0 {
-            noext = true;
+        if self.numrl2 == 0 {
+            self.noext = true;
         }
-        if ier == 5 {
-            break;
+        if self.ier == 5 {
+            return Some(Exit::Break);
         }
-        maxerr = iord[0];
-        errmax = elist[maxerr];
-        nrmax = 0;
-        extrap = false;
-        small *= 0.5;
-        erlarg = errsum;
+        self.maxerr = self.iord[0];
+        self.errmax = self.elist[self.maxerr];
+        self.nrmax = 0;
+        self.extrap = false;
+        self.small *= 0.5;
+        self.erlarg = self.errsum;
+        None
     }
 
-    // Set final result and error estimate.
-    #[derive(PartialEq)]
-    enum Step {
-        L105,
-        L110,
-        L115,
-        L130,
-    }
-    let mut step = match exit {
-        Exit::Sum => Step::L115,
-        Exit::Break => {
-            if abserr == OFLOW {
-                Step::L115
-            } else if ier + ierror == 0 {
-                Step::L110
-            } else {
-                if ierror == 3 {
-                    abserr += correc;
-                }
-                if ier == 0 {
-                    ier = 3;
-                }
-                if result != 0.0 && area != 0.0 {
-                    Step::L105
-                } else if abserr > errsum {
+    /// Sets the final result and error estimate (the C code's labels 105 to 130), after the
+    /// main loop ended with `exit` in pass `last_l`.
+    fn finish(mut self, exit: Exit, last_l: usize) -> (f64, f64, i32) {
+        #[derive(PartialEq)]
+        enum Step {
+            L105,
+            L110,
+            L115,
+            L130,
+        }
+        let mut step = match exit {
+            Exit::Sum => Step::L115,
+            Exit::Break => {
+                if self.abserr == OFLOW {
                     Step::L115
-                } else if area == 0.0 {
-                    Step::L130
-                } else {
+                } else if self.ier + self.ierror == 0 {
                     Step::L110
+                } else {
+                    if self.ierror == 3 {
+                        self.abserr += self.correc;
+                    }
+                    if self.ier == 0 {
+                        self.ier = 3;
+                    }
+                    if self.result != 0.0 && self.area != 0.0 {
+                        Step::L105
+                    } else if self.abserr > self.errsum {
+                        Step::L115
+                    } else if self.area == 0.0 {
+                        Step::L130
+                    } else {
+                        Step::L110
+                    }
                 }
             }
-        }
-    };
-    if step == Step::L105 {
-        step = if abserr / result.abs() > errsum / area.abs() {
-            Step::L115
-        } else {
-            Step::L110
         };
-    }
-    if step == Step::L110 {
-        // Test on divergence.
-        if !(ksgn == -1 && result.abs().max(area.abs()) <= defabs * 0.01)
-            && (0.01 > result / area || result / area > 100.0 || errsum > area.abs())
-        {
-            ier = 6;
+        let (result, area) = (self.result, self.area);
+        if step == Step::L105 {
+            step = if self.abserr / result.abs() > self.errsum / area.abs() {
+                Step::L115
+            } else {
+                Step::L110
+            };
         }
-        step = Step::L130;
-    }
-    if step == Step::L115 {
-        result = 0.0;
-        for r in &rlist[..=last_l] {
-            result += *r;
+        if step == Step::L110 {
+            // Test on divergence.
+            if !(self.ksgn == -1 && result.abs().max(area.abs()) <= self.defabs * 0.01)
+                && (0.01 > result / area || result / area > 100.0 || self.errsum > area.abs())
+            {
+                self.ier = 6;
+            }
+            step = Step::L130;
         }
-        abserr = errsum;
+        if step == Step::L115 {
+            self.result = 0.0;
+            for r in &self.rlist[..=last_l] {
+                self.result += *r;
+            }
+            self.abserr = self.errsum;
+        }
+        if self.ier > 2 {
+            self.ier -= 1;
+        }
+        (self.result, self.abserr, self.ier)
     }
-    if ier > 2 {
-        ier -= 1;
-    }
-    (result, abserr, ier)
 }

@@ -14,18 +14,20 @@ use dj_plans::Recipe;
 use dj_plans::source::{InputIndex, RowRange};
 use serde_json::json;
 
-use crate::execute::{
-    JobCtx, JobReport, Partitioning, RunOptions, RunReport, Start, build_index, concurrency_limit,
-    execute, plan_partitioning,
-};
+use super::execute::execute;
 use crate::job::checkpoints::{
     Quarantined, apply_retention, find_starts, log_quarantined, verify_starts,
 };
+use crate::job::context::JobCtx;
 use crate::job::events::{Event, EventKind, EventLog, event_files};
 use crate::job::info::{HashRecorder, PartitioningInfo, hash_partitions};
+use crate::job::mirror::JobMirror;
 use crate::job::reuse::{self, Reused};
 use crate::job::{self, JobLock, JobPaths};
-use crate::remote::JobMirror;
+use crate::options::RunOptions;
+use crate::partition::{Start, concurrency_limit};
+use crate::plan::{Partitioning, auto_checkpoints, build_index, plan_partitioning};
+use crate::report::{JobReport, RunReport};
 
 const KEPT: &str = "The existing checkpoints were left unchanged.";
 
@@ -177,7 +179,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         events: events.clone(),
         hash_sinks,
         mirror: start.mirror.clone(),
-        auto: crate::execute::auto_checkpoints(recipe, &index, &parts.ranges),
+        auto: auto_checkpoints(recipe, &index, &parts.ranges),
     };
     let (ranges, starts) = (&parts.ranges, &parts.starts);
     let result = tokio::select! {

@@ -19,9 +19,10 @@ use dj_plans::recipe::OpConfig;
 use dj_plans::source::{InputIndex, RowRange};
 use futures::StreamExt;
 
-use crate::execute::{
-    JobCtx, Start, checkpoint_target, concurrency_limit, first_op, partition_source,
-};
+use super::executed_operators;
+use crate::job::context::JobCtx;
+use crate::partition::{Start, concurrency_limit, first_op};
+use crate::plan::{checkpoint_target, partition_source};
 
 /// On a cluster, decides every deduplicator before the partitions' plans are sent: for each
 /// dedup op in order, each partition that has not yet given its keys runs its ops up to the
@@ -87,10 +88,8 @@ pub(crate) async fn decide_dedups_on_cluster(
                 barrier.contribute(p, keys)?;
                 // The per-op figures of the ops this pass ran (the final plan runs the rest);
                 // the rows a pass from a checkpoint loads were counted by the pass before.
-                let ran: Vec<(String, MetricsSet)> = match crate::cluster::executed_operators(
-                    scheduler, &physical,
-                )
-                .await
+                let ran: Vec<(String, MetricsSet)> = match executed_operators(scheduler, &physical)
+                    .await
                 {
                     Ok(ops) => ops
                         .into_iter()

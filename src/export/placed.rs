@@ -20,8 +20,7 @@ use dj_plans::nodes::{Boundary, DedupExec, KeySet, Keys, OpBoundaryExec, OpCount
 use dj_udfs::DedupKind;
 use futures::StreamExt;
 
-use crate::execute::Staged;
-use crate::export::JsonFragmentEncoder;
+use super::{JsonFragmentEncoder, Staged};
 
 /// The sizes of one row's export line and stats line (0 when there is no stats file).
 type LineSizes = [u32; 2];

@@ -1,8 +1,7 @@
-//! Exports and job directories on object storage (`s3://`). Both are built locally and
-//! published: an export is written to a local staging copy and uploaded when complete (each file
-//! one atomic object write); a job directory is a local mirror whose durable files are uploaded
-//! as they become durable (partition hashes before checkpoints, checkpoints as they are saved,
-//! the event log with them) and which a run on any machine first fills from the bucket.
+//! Job directories on object storage (`s3://`): a job directory there is built in a local
+//! mirror whose durable files are uploaded as they become durable (partition hashes before
+//! checkpoints, checkpoints as they are saved, the event log with them) and which a run on any
+//! machine first fills from the bucket; `dj-job` and `dj-sql` read read-only views of it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,58 +10,6 @@ use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 use dj_plans::store::{self, Remote};
-
-fn short_hash(text: &str) -> String {
-    blake3::hash(text.as_bytes()).to_hex()[..16].to_string()
-}
-
-/// Where a run writes its export: a local path, or a local staging copy published to a bucket.
-#[derive(Debug)]
-pub(crate) struct ExportTarget {
-    pub local: PathBuf,
-    remote: Option<Remote>,
-}
-
-impl ExportTarget {
-    pub(crate) fn new(export_path: &str) -> Result<ExportTarget> {
-        if !store::is_remote(export_path) {
-            return Ok(ExportTarget {
-                local: PathBuf::from(store::local_path(export_path)),
-                remote: None,
-            });
-        }
-        let remote = Remote::open(export_path)?;
-        let name = export_path.rsplit('/').next().unwrap_or_default();
-        let local = store::cache_dir()
-            .join("exports")
-            .join(short_hash(export_path))
-            .join(name);
-        Ok(ExportTarget {
-            local,
-            remote: Some(remote),
-        })
-    }
-
-    /// Uploads the finished export files (a remote export) and names them by their URLs.
-    pub(crate) fn publish(&self, files: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
-        let Some(remote) = &self.remote else {
-            return Ok(files);
-        };
-        let parent = remote.url.rsplit_once('/').map_or("", |(p, _)| p);
-        let base = Remote::open(parent)?;
-        let mut urls = Vec::with_capacity(files.len());
-        for file in files {
-            let name = file.file_name().unwrap_or_default().to_string_lossy();
-            let object = base.join(&name);
-            object
-                .upload(&file)
-                .with_context(|| format!("cannot upload the export to {}", object.url))?;
-            std::fs::remove_file(&file).ok();
-            urls.push(PathBuf::from(&object.url));
-        }
-        Ok(urls)
-    }
-}
 
 /// A job directory kept in a bucket, worked on through a local mirror.
 #[derive(Debug)]
@@ -190,10 +137,7 @@ impl JobMirror {
     fn in_area(work_dir: &str, job_id: &str, area: &str) -> Result<Arc<JobMirror>> {
         let job_url = job_url(work_dir, job_id);
         let remote = Remote::open(&job_url)?;
-        let local = store::cache_dir()
-            .join(area)
-            .join(short_hash(&job_url))
-            .join(job_id);
+        let local = store::url_cache_dir(area, &job_url).join(job_id);
         let manifest = std::fs::read(local.join(".mirror.json"))
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())

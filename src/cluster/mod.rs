@@ -8,9 +8,12 @@
 //! machine or a shared mount), unless the dataset and job directory are on object storage: then
 //! they fetch the input into their cache and upload the checkpoints they write.
 
+pub(crate) mod passes;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
@@ -32,7 +35,14 @@ use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 use datafusion_proto::protobuf::LogicalPlanNode;
 use dj_plans::Recipe;
 use dj_plans::codec::{DjLogicalCodec, DjPhysicalCodec};
+use dj_plans::nodes::{CheckpointListener, CheckpointNode, SavedCheckpoint};
 use dj_plans::planner;
+use dj_plans::source::{InputIndex, RangeHashSink, RowRange};
+
+use crate::job::context::JobCtx;
+use crate::job::info::hash_partitions;
+use crate::partition::Start;
+use crate::plan::PartitionPlan;
 
 /// dj-fusion's codecs over Ballista's (which handle the shuffle and other Ballista nodes).
 fn codecs() -> (
@@ -63,9 +73,9 @@ pub(crate) fn parse_address(address: &str) -> Result<(String, u16)> {
     Ok((host.to_string(), port))
 }
 
-/// Refuses, before any work, recipes the cluster cannot run: a selector's barrier meets all
-/// partitions inside one process, and `checkpoint.strategy: auto` decides from measurements the
-/// partitions share inside one process.
+/// Refuses, before any work, recipes the cluster cannot run: `checkpoint.strategy: auto` decides
+/// from measurements the partitions share inside one process. (Deduplicators and selectors run:
+/// [`passes`] decides them before the partitions' plans are sent.)
 pub(crate) fn check_recipe(recipe: &Recipe) -> Result<()> {
     if recipe.checkpoint.enabled
         && recipe.checkpoint.strategy == dj_plans::recipe::CheckpointStrategy::Auto
@@ -81,7 +91,7 @@ pub(crate) fn check_recipe(recipe: &Recipe) -> Result<()> {
 pub(crate) async fn check_scheduler(scheduler: &str) -> Result<()> {
     let (host, port) = parse_address(scheduler)?;
     let connect = tokio::net::TcpStream::connect((host.as_str(), port));
-    match tokio::time::timeout(std::time::Duration::from_secs(10), connect).await {
+    match tokio::time::timeout(Duration::from_secs(10), connect).await {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => bail!(
             "cannot reach the Ballista scheduler at {scheduler}: {e}. Start one with `dj-cluster scheduler --bind {scheduler}` and executors with `dj-cluster executor --scheduler {scheduler}`, or run with --engine local."
@@ -145,6 +155,90 @@ pub(crate) async fn executed_operators(
         }
     }
     Ok(operators)
+}
+
+/// Content-hashes, here, every partition that will read its input on the cluster and has no
+/// saved hash yet, and records the hashes before any executor can write a checkpoint.
+pub(crate) async fn hash_before_cluster_reads(
+    index: &Arc<InputIndex>,
+    ranges: &[RowRange],
+    starts: &[Start],
+    job: &JobCtx,
+    concurrency: usize,
+) -> Result<()> {
+    let todo: Vec<(usize, Arc<dyn RangeHashSink>)> = starts
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s, Start::Input))
+        .filter_map(|(p, _)| Some((p, job.hash_sinks.get(p).cloned().flatten()?)))
+        .collect();
+    let todo_ranges: Vec<RowRange> = todo.iter().map(|(p, _)| ranges[*p]).collect();
+    let ctx = planner::session(1).task_ctx();
+    let digests = hash_partitions(index, &todo_ranges, ctx, concurrency).await?;
+    for ((_, sink), (rows, hash)) in todo.iter().zip(digests) {
+        sink.range_hashed(0, dj_plans::source::RangeDigest { rows, hash })
+            .map_err(anyhow::Error::msg)?;
+    }
+    Ok(())
+}
+
+/// After a partition ran on the cluster: books the row counts and times its operators reported
+/// with their task results (through the scheduler), and reports its checkpoints (their sinks ran
+/// on executors, which cannot log events here).
+pub(crate) async fn report_partition(
+    plan: &PartitionPlan,
+    scheduler: &str,
+    listener: Option<&dyn CheckpointListener>,
+    elapsed: Duration,
+) -> Result<()> {
+    let counters = &plan.compiled.counters;
+    // The figures are the report's, not the data's: a scheduler that cannot give them (a
+    // restart, a job already evicted) leaves them at 0 rather than failing the partition.
+    match executed_operators(scheduler, &plan.physical).await {
+        Ok(operators) => {
+            for (operator, metrics) in operators {
+                if plan.loaded_before && operator.starts_with("OpBoundaryExec: load") {
+                    continue;
+                }
+                counters.record_executed(&operator, &metrics);
+            }
+        }
+        Err(e) => tracing::warn!(
+            "partition {}: per-op figures unavailable from the scheduler: {e:#}",
+            plan.partition
+        ),
+    }
+    let Some(listener) = listener else {
+        return Ok(());
+    };
+    let mut targets = Vec::new();
+    plan.compiled.plan.apply(|node| {
+        if let datafusion::logical_expr::LogicalPlan::Extension(e) = node
+            && let Some(c) = e.node.as_any().downcast_ref::<CheckpointNode>()
+        {
+            targets.push(c.target.clone());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    targets.sort_by_key(|t| t.op_index);
+    // A successful partition wrote every checkpoint of its plan (on an executor's disk, or
+    // published to the job directory's bucket).
+    for t in targets
+        .into_iter()
+        .filter(|t| t.path.is_file() || t.publish.is_some())
+    {
+        listener.saved(&SavedCheckpoint {
+            op_index: t.op_index,
+            op_name: t.op_name.clone(),
+            partition: t.partition,
+            path: t.path.clone(),
+            rows: counters.rows_out(t.op_index),
+            seconds: elapsed.as_secs_f64(),
+            seal: dj_plans::seal::read_seal(&t.path),
+            reason: None,
+        });
+    }
+    Ok(())
 }
 
 /// Settings of `dj-cluster scheduler`.

@@ -1,6 +1,6 @@
-//! The entry point: runs a recipe with the executor it names. The default executors run their
-//! partitions directly ([`crate::execute`]); `ray_partitioned` goes through the job directory,
-//! checkpoints and resume of [`crate::partitioned`], which builds on the same execution.
+//! The entry point: runs a recipe with the executor it names. The default executors plan their
+//! partitions and run them directly ([`execute`]); `ray_partitioned` goes through the job
+//! directory, checkpoints and resume of [`partitioned`], which builds on the same execution.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -8,16 +8,25 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use dj_plans::recipe::{ExecutorType, Recipe};
 
-use crate::execute::{
-    RunOptions, RunReport, Start, Target, build_index, execute, plan_partitioning,
-};
+mod execute;
+pub(crate) mod partitioned;
+mod progress;
+mod task;
+
+use execute::execute;
+
 use crate::export::ExportSpec;
+use crate::export::target::ExportTarget;
+use crate::options::{RunOptions, Target};
+use crate::partition::Start;
+use crate::plan::{build_index, plan_partitioning};
+use crate::report::RunReport;
 
 /// Runs `recipe` and writes its export.
 pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
     // A bad export path fails before the input is read.
     ExportSpec::new(
-        &crate::remote::ExportTarget::new(&recipe.export_path)?.local,
+        &ExportTarget::new(&recipe.export_path)?.local,
         0,
         false,
         false,
@@ -37,5 +46,5 @@ pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
         let starts = vec![Start::Input; ranges.len()];
         return execute(recipe, &index, &ranges, &starts, None, opts, started).await;
     }
-    crate::partitioned::run_partitioned(recipe, opts).await
+    partitioned::run_partitioned(recipe, opts).await
 }

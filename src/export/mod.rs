@@ -1,6 +1,16 @@
 //! Writing the result: `export_path` as JSON lines (Data-Juicer's byte format) or parquet, the
 //! `<name>_stats.jsonl` stats file, and `export_shard_size` shards. Every file is written under a
 //! temporary name, fsynced and renamed, so `export_path` never holds a half-written result.
+//!
+//! Partitions first stage their rows ([`staged`]: Arrow files, JSON lines fragments, or lines
+//! placed straight into the shared export file, [`placed`]); the export is then written from
+//! them in partition order, or in a selector's rank order ([`ranked`]), and published to its
+//! [`target`].
+
+pub(crate) mod placed;
+pub(crate) mod ranked;
+pub(crate) mod staged;
+pub(crate) mod target;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -16,10 +26,33 @@ use dj_udfs::{HASH_COLUMN, STATS_COLUMN};
 
 use dj_plans::atomic::AtomicFile;
 use dj_plans::drop_behind::DropBehindWriter;
-use dj_plans::pyjson;
+use dj_plans::pyjson::{self, JsonTypes, Step};
+use dj_plans::source::InputIndex;
 
 /// Data-Juicer's tag column, exported with the stats.
 pub(crate) const META_COLUMN: &str = "__dj__meta__";
+/// A partition's result on disk: Arrow IPC, or JSON lines fragments of its export lines (and
+/// stats lines); when placed, its kept lines' share of the shared files.
+pub(crate) struct Staged {
+    pub(crate) path: PathBuf,
+    pub(crate) stats_path: Option<PathBuf>,
+    pub(crate) rows: u64,
+    pub(crate) bytes: u64,
+}
+
+/// The fields the export writes as generic JSON: those of the input, and the stats and tags
+/// columns when Data-Juicer creates them (as JSON columns).
+pub(crate) fn json_types_of(index: &InputIndex) -> JsonTypes {
+    let mut types = index.json_types.clone();
+    if dj_plans::compile::json_stats(index) {
+        types.mark(&[Step::Key(STATS_COLUMN.to_string())]);
+    }
+    if index.schema.field_with_name(META_COLUMN).is_err() {
+        types.mark(&[Step::Key(META_COLUMN.to_string())]);
+    }
+    types
+}
+
 /// Hash columns Data-Juicer drops unless `keep_hashes_in_res_ds`.
 const HASH_COLUMNS: &[&str] = &[
     HASH_COLUMN,
@@ -59,8 +92,8 @@ pub(crate) struct ExportSpec {
     pub keep_stats: bool,
     pub keep_hashes: bool,
     pub export_stats: bool,
-    /// The fields Data-Juicer holds as generic JSON (see [`pyjson::JsonTypes`]).
-    pub json_types: Arc<pyjson::JsonTypes>,
+    /// The fields Data-Juicer holds as generic JSON (see [`JsonTypes`]).
+    pub json_types: Arc<JsonTypes>,
 }
 
 impl ExportSpec {
@@ -85,7 +118,7 @@ impl ExportSpec {
             keep_stats,
             keep_hashes,
             export_stats: true,
-            json_types: Arc::new(pyjson::JsonTypes::none()),
+            json_types: Arc::new(JsonTypes::none()),
         })
     }
 
@@ -149,7 +182,7 @@ impl ExportSpec {
 pub(crate) struct JsonFragmentEncoder {
     result_columns: Vec<usize>,
     stats_columns: Option<Vec<usize>>,
-    types: Arc<pyjson::JsonTypes>,
+    types: Arc<JsonTypes>,
 }
 
 impl JsonFragmentEncoder {
@@ -240,7 +273,7 @@ enum Sink {
 struct OpenFile {
     atomic: AtomicFile,
     sink: Sink,
-    types: Arc<pyjson::JsonTypes>,
+    types: Arc<JsonTypes>,
 }
 
 impl OpenFile {
@@ -248,7 +281,7 @@ impl OpenFile {
         path: &Path,
         format: ExportFormat,
         schema: &SchemaRef,
-        types: &Arc<pyjson::JsonTypes>,
+        types: &Arc<JsonTypes>,
     ) -> Result<OpenFile, ExportError> {
         let (atomic, file) = create_atomic(path)?;
         let file = DropBehindWriter::new(file).map_err(|source| ExportError::Io {
@@ -308,7 +341,7 @@ impl OpenFile {
     fn adopt(
         fragment: &Path,
         dest: &Path,
-        types: &Arc<pyjson::JsonTypes>,
+        types: &Arc<JsonTypes>,
     ) -> Result<OpenFile, ExportError> {
         let (atomic, file) = AtomicFile::adopt(fragment, dest)
             .and_then(|(atomic, file)| Ok((atomic, DropBehindWriter::new(file)?)))
