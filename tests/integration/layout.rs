@@ -9,16 +9,17 @@ use std::path::{Path, PathBuf};
 const MAX_FILE_LINES: usize = 1000;
 const MAX_FN_LINES: usize = 150;
 
-/// Functions longer than [`MAX_FN_LINES`] on purpose, with the reason.
-const LONG_FNS: &[(&str, &str)] = &[];
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Each crate's source folder.
 fn crates() -> Vec<PathBuf> {
-    let mut roots = vec![root().join("src"), root().join("udfs/src"), root().join("plans/src")];
+    let mut roots = vec![
+        root().join("src"),
+        root().join("udfs/src"),
+        root().join("plans/src"),
+    ];
     for model in std::fs::read_dir(root().join("models")).unwrap() {
         let src = model.unwrap().path().join("src");
         if src.is_dir() {
@@ -138,9 +139,8 @@ fn named_paths(module: &[String], children: &BTreeSet<String>, text: &str) -> Na
         if in_use {
             i += 1;
         }
-        let starts_local = |t: &str| {
-            ["crate", "super", "self"].contains(&t) || (in_use && children.contains(t))
-        };
+        let starts_local =
+            |t: &str| ["crate", "super", "self"].contains(&t) || (in_use && children.contains(t));
         let preceded_by_path = i > 0 && tokens[i - 1] == "::";
         if i < tokens.len() && starts_local(&tokens[i]) && !preceded_by_path {
             let mut leaves = Vec::new();
@@ -230,7 +230,9 @@ fn resolve(module: &[String], path: &[String]) -> Vec<String> {
 }
 
 fn is_ident(t: &str) -> bool {
-    t.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    t.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
 }
 
 fn tokenize(text: &str) -> Vec<String> {
@@ -258,7 +260,11 @@ type Reexports = BTreeMap<String, BTreeMap<String, Vec<String>>>;
 
 /// The module `path` names: its longest prefix that is a module, followed through the
 /// re-exports of the module it stops at (`reexports[module][name]`).
-fn module_of(path: &[String], modules: &BTreeMap<String, PathBuf>, reexports: &Reexports) -> String {
+fn module_of(
+    path: &[String],
+    modules: &BTreeMap<String, PathBuf>,
+    reexports: &Reexports,
+) -> String {
     let mut path: Vec<String> = path.iter().filter(|s| *s != "*").cloned().collect();
     for _ in 0..16 {
         let n = (0..=path.len())
@@ -266,7 +272,9 @@ fn module_of(path: &[String], modules: &BTreeMap<String, PathBuf>, reexports: &R
             .find(|n| modules.contains_key(&path[..*n].join("::")))
             .unwrap_or(0);
         let module = path[..n].join("::");
-        let through = path.get(n).and_then(|item| reexports.get(&module)?.get(item));
+        let through = path
+            .get(n)
+            .and_then(|item| reexports.get(&module)?.get(item));
         match through {
             Some(target) => {
                 let mut next = target.clone();
@@ -365,8 +373,7 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
             }
             if self.low[v] == self.index[v] {
                 let at = self.stack.iter().rposition(|s| *s == v).unwrap();
-                let component: Vec<String> =
-                    self.stack.drain(at..).map(String::from).collect();
+                let component: Vec<String> = self.stack.drain(at..).map(String::from).collect();
                 if component.len() > 1 {
                     self.found.push(component);
                 }
@@ -490,8 +497,7 @@ fn functions(lines: &[String]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim_start();
-        let t = t
-            .strip_prefix("pub ")
+        let t = (t.strip_prefix("pub "))
             .or_else(|| t.strip_prefix("pub(crate) "))
             .or_else(|| t.strip_prefix("pub(super) "))
             .unwrap_or(t);
@@ -511,7 +517,43 @@ fn functions(lines: &[String]) -> Vec<(usize, usize)> {
             continue;
         }
         let indent = indent_of(line);
-        if let Some(close) = (open + 1..lines.len())
-            .find(|&k| indent_of(&lines[k]) == indent && lines[k].trim_start().starts_with('}'))
-        {
+        let close = (open + 1..lines.len())
+            .find(|&k| indent_of(&lines[k]) == indent && lines[k].trim_start().starts_with('}'));
+        if let Some(close) = close {
             out.push((i, close - i + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_long_files_or_functions() {
+    let mut found = Vec::new();
+    for dir in crates() {
+        for file in modules(&dir).values() {
+            let rel = file.strip_prefix(root()).unwrap().display().to_string();
+            let lines = code_lines(&std::fs::read_to_string(file).unwrap());
+            if lines.len() > MAX_FILE_LINES {
+                found.push(format!("{rel}: {} lines", lines.len()));
+            }
+            for (at, len) in functions(&lines) {
+                if len > MAX_FN_LINES {
+                    found.push(format!(
+                        "{rel}:{}: `{}` has {len} lines",
+                        at + 1,
+                        lines[at].trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "too long:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_reader_measures_functions() {
+    let text = "pub(crate) async fn a(\n    x: u8,\n) -> u8 {\n    x\n}\nfn b();\n\
+                impl T {\n    fn c(&self) {\n        if x {\n        }\n    }\n}\n";
+    let lines = code_lines(text);
+    assert_eq!(functions(&lines), [(0, 5), (7, 4)]);
+}
