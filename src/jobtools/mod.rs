@@ -31,8 +31,8 @@ use crate::job::events::{EventKind, event_files, load_events};
 use crate::job::{JobPaths, JobSummary, LockInfo, lock_info, process_alive};
 
 mod cli;
+mod job_progress;
 mod list;
-mod progress;
 mod report;
 mod stop;
 #[cfg(test)]
@@ -40,9 +40,9 @@ mod tests;
 
 pub use cli::*;
 
+use job_progress::progress_at;
+pub(crate) use job_progress::*;
 pub(crate) use list::*;
-use progress::progress_at;
-pub(crate) use progress::*;
 pub(crate) use report::*;
 pub(crate) use stop::*;
 
