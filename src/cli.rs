@@ -83,7 +83,7 @@ impl crate::execute::RunObserver for Printer {
         println!(
             "Resume token: {job_id}. Rerun the original command with --resume {job_id} to resume this job."
         );
-        println!("  {}", resume_command.join(" "));
+        println!("  {}", crate::job::command_line(resume_command));
     }
 
     fn warning(&self, message: &str) {

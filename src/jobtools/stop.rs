@@ -186,17 +186,21 @@ fn log_forced_stop(job_dir: &Path, job_id: &str, pid: i32, at: f64) -> Result<()
     crate::job::events::EventLog::append_to(&path, job_id)?.log_last_durably(e)
 }
 
-/// The command that resumes the job: the recipe copy's name and the saved overrides.
+/// The command that resumes the job: `dj-run` with the recipe copy's name and the saved
+/// overrides (see [`crate::job::resume_command`]).
 pub(crate) fn resume_command(job_dir: &Path, job_id: &str) -> String {
     let recipe = recipe_copy(job_dir)
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "RECIPE.yaml".into());
-    let mut cmd = format!("dj-run --config {recipe}");
+    let mut run = vec![
+        crate::flags::RUN_BIN.to_string(),
+        "--config".to_string(),
+        recipe,
+    ];
     for (k, v) in cli_overrides(job_dir) {
-        cmd.push_str(&format!(" --{k} {v}"));
+        run.extend([format!("--{k}"), v]);
     }
-    cmd.push_str(&format!(" --resume {job_id}"));
-    cmd
+    crate::job::command_line(&crate::job::resume_command(&run, job_id))
 }
 
 /// Stops a job whose directory is on object storage (`work_dir` a URL) and which a run on any
