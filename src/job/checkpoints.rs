@@ -297,7 +297,7 @@ mod tests {
             assert!(is_saved_work(name), "{name}");
         }
         for name in [
-            "partitioning_info.json",
+            crate::job::PARTITIONING_INFO_FILE,
             ".checkpoint_op_0001_partition_0000.parquet.tmp-7",
             "notes.txt",
         ] {
