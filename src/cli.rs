@@ -8,7 +8,9 @@ use clap::Parser;
 use dj_plans::Recipe;
 use dj_plans::recipe::Engine;
 
-use crate::flags::{AnalyzeFlags, Format, PlanCommand, PlanFlags, RunFlags, split_overrides};
+use crate::flags::{
+    AnalyzeFlags, Format, Overrides, PlanCommand, PlanFlags, RUN_BIN, RunFlags, split_overrides,
+};
 
 fn init_tracing() {
     crate::logging::init();
@@ -33,6 +35,14 @@ fn finish(result: Result<()>) -> ExitCode {
     }
 }
 
+/// Parses the flags `F` declares out of `args` (without the program name); the rest are recipe
+/// overrides (see [`split_overrides`]).
+fn parse_with_overrides<F: Parser>(args: &[String]) -> (F, Overrides) {
+    let (kept, overrides) = split_overrides::<F>(args);
+    let name = F::command().get_name().to_string();
+    (F::parse_from(std::iter::once(name).chain(kept)), overrides)
+}
+
 fn load_recipe(path: &std::path::Path, overrides: &[(String, String)]) -> Result<Recipe> {
     let recipe = Recipe::load(path, overrides)?;
     for w in &recipe.warnings {
@@ -46,15 +56,10 @@ pub fn run_main() -> ExitCode {
     crate::keep_freed_memory();
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (kept, overrides) = split_overrides(
-        &args,
-        &["config", "job_id", "resume", "engine", "scheduler"],
-        &["json", "help", "version"],
-    );
-    let mut flags = RunFlags::parse_from(std::iter::once("dj-run".to_string()).chain(kept));
+    let (mut flags, overrides) = parse_with_overrides::<RunFlags>(&args);
     flags.overrides = overrides;
     // The command to print for resuming: this one without its --job_id/--resume.
-    let program = std::env::args().next().unwrap_or_else(|| "dj-run".into());
+    let program = std::env::args().next().unwrap_or_else(|| RUN_BIN.into());
     let mut command = vec![program];
     let mut skip = false;
     for a in &args {
@@ -78,7 +83,7 @@ impl crate::options::RunObserver for Printer {
         println!(
             "Resume token: {job_id}. Rerun the original command with --resume {job_id} to resume this job."
         );
-        println!("  {}", resume_command.join(" "));
+        println!("  {}", crate::job::command_line(resume_command));
     }
 
     fn warning(&self, message: &str) {
@@ -129,8 +134,7 @@ fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {
 pub fn plan_main() -> ExitCode {
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (kept, overrides) = split_overrides(&args, &["format"], &["help", "version"]);
-    let mut flags = PlanFlags::parse_from(std::iter::once("dj-plan".to_string()).chain(kept));
+    let (mut flags, overrides) = parse_with_overrides::<PlanFlags>(&args);
     flags.overrides = overrides;
     finish(plan_cmd(&flags))
 }
@@ -198,9 +202,7 @@ pub fn analyze_main() -> ExitCode {
     crate::keep_freed_memory();
     init_tracing();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (kept, overrides) =
-        split_overrides(&args, &["config", "output", "job"], &["help", "version"]);
-    let mut flags = AnalyzeFlags::parse_from(std::iter::once("dj-analyze".to_string()).chain(kept));
+    let (mut flags, overrides) = parse_with_overrides::<AnalyzeFlags>(&args);
     flags.overrides = overrides;
     finish(analyze_cmd(&flags))
 }

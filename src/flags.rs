@@ -6,11 +6,14 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+
+/// The name of `dj-run`, as its resume commands spell it.
+pub(crate) const RUN_BIN: &str = "dj-run";
 
 /// Runs a Data-Juicer recipe on DataFusion.
 #[derive(Debug, Parser)]
-#[command(name = "dj-run", version, about, after_help = OVERRIDES_HELP)]
+#[command(name = RUN_BIN, version, about, after_help = OVERRIDES_HELP)]
 pub(crate) struct RunFlags {
     /// The recipe YAML file.
     #[arg(long, short = 'c')]
@@ -110,13 +113,66 @@ const OVERRIDES_HELP: &str = "Any other --key value pair overrides the recipe, D
 /// Recipe overrides, `(dotted key, value)` in command-line order.
 pub(crate) type Overrides = Vec<(String, String)>;
 
-/// Splits `args` (without the program name) into the ones clap parses and recipe overrides.
-/// `own` lists this program's flags that take a value; `switches` those that take none.
-pub(crate) fn split_overrides(
-    args: &[String],
-    own: &[&str],
-    switches: &[&str],
-) -> (Vec<String>, Overrides) {
+/// The long flags a binary declares to clap (its subcommands' too, and the generated `--help`
+/// and `--version`), with their aliases: every other `--key` is a recipe override.
+#[derive(Debug, Default)]
+pub(crate) struct OwnFlags {
+    /// Flags that take a value (`--config r.yaml`, `--config=r.yaml`).
+    takes_value: Vec<String>,
+    /// Flags that take none (`--json`).
+    switches: Vec<String>,
+}
+
+impl OwnFlags {
+    /// The flags `F` declares.
+    pub(crate) fn of<F: CommandFactory>() -> Self {
+        let mut command = F::command();
+        // Adds the generated `--help` and `--version`, here and in every subcommand.
+        command.build();
+        let mut own = OwnFlags::default();
+        own.add(&command);
+        own
+    }
+
+    fn add(&mut self, command: &clap::Command) {
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else {
+                continue;
+            };
+            let list = if arg.get_action().takes_values() {
+                &mut self.takes_value
+            } else {
+                &mut self.switches
+            };
+            list.push(long.to_string());
+            list.extend(
+                arg.get_all_aliases()
+                    .into_iter()
+                    .flatten()
+                    .map(str::to_string),
+            );
+        }
+        for sub in command.get_subcommands() {
+            self.add(sub);
+        }
+    }
+
+    fn is_switch(&self, name: &str) -> bool {
+        self.switches.iter().any(|s| s == name)
+    }
+
+    fn takes_value(&self, name: &str) -> bool {
+        self.takes_value.iter().any(|s| s == name)
+    }
+}
+
+/// Splits `args` (without the program name) into the ones clap parses for `F` (the flags it
+/// declares, see [`OwnFlags`]) and recipe overrides.
+pub(crate) fn split_overrides<F: CommandFactory>(args: &[String]) -> (Vec<String>, Overrides) {
+    split_with(args, &OwnFlags::of::<F>())
+}
+
+fn split_with(args: &[String], own: &OwnFlags) -> (Vec<String>, Overrides) {
     let mut kept = Vec::new();
     let mut overrides = Vec::new();
     let mut i = 0;
@@ -131,10 +187,10 @@ pub(crate) fn split_overrides(
             Some((n, v)) => (n, Some(v.to_string())),
             None => (flag, None),
         };
-        if switches.contains(&name) {
+        if own.is_switch(name) {
             kept.push(a.clone());
             i += 1;
-        } else if own.contains(&name) {
+        } else if own.takes_value(name) {
             kept.push(a.clone());
             if inline.is_none() && i + 1 < args.len() {
                 kept.push(args[i + 1].clone());
@@ -162,9 +218,13 @@ pub(crate) fn split_overrides(
 mod tests {
     use super::*;
 
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
     fn separates_own_flags_from_overrides() {
-        let args: Vec<String> = [
+        let args = strings(&[
             "--config",
             "r.yaml",
             "--partition.mode",
@@ -172,11 +232,8 @@ mod tests {
             "--np=3",
             "--json",
             "--keep_stats_in_res_ds",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let (kept, o) = split_overrides(&args, &["config"], &["json", "help", "version"]);
+        ]);
+        let (kept, o) = split_overrides::<RunFlags>(&args);
         assert_eq!(kept, vec!["--config", "r.yaml", "--json"]);
         assert_eq!(
             o,
@@ -186,6 +243,78 @@ mod tests {
                 ("keep_stats_in_res_ds".to_string(), "true".to_string())
             ]
         );
+    }
+
+    /// Every long flag `F` declares to clap (and its subcommands, and `--help`/`--version`),
+    /// walked here on its own, with whether it takes a value.
+    fn declared<F: CommandFactory>() -> Vec<(String, bool)> {
+        fn walk(c: &clap::Command, out: &mut Vec<(String, bool)>) {
+            for a in c.get_arguments() {
+                if let Some(long) = a.get_long() {
+                    out.push((long.to_string(), a.get_action().takes_values()));
+                }
+            }
+            c.get_subcommands().for_each(|s| walk(s, out));
+        }
+        let mut c = F::command();
+        c.build();
+        let mut out = vec![];
+        walk(&c, &mut out);
+        out
+    }
+
+    /// No declared flag of `F` is read as a recipe override, in any spelling; a flag that takes
+    /// a value keeps it, and a switch leaves the next argument alone.
+    fn declared_flags_are_own<F: CommandFactory>(expected: &[&str]) {
+        let flags = declared::<F>();
+        for name in expected {
+            assert!(
+                flags.iter().any(|(f, _)| f == name),
+                "--{name} is not declared"
+            );
+        }
+        for (name, takes_value) in flags {
+            let flag = format!("--{name}");
+            let spellings = if takes_value {
+                vec![vec![flag.clone(), "v".into()], vec![format!("{flag}=v")]]
+            } else {
+                vec![vec![flag.clone()]]
+            };
+            for args in spellings {
+                let (kept, overrides) = split_overrides::<F>(&args);
+                assert_eq!(kept, args, "{flag}");
+                assert!(overrides.is_empty(), "{flag} read as an override");
+            }
+            if !takes_value {
+                let (kept, overrides) = split_overrides::<F>(&strings(&[&flag, "--np", "4"]));
+                assert_eq!(kept, vec![flag.clone()]);
+                assert_eq!(overrides, vec![("np".to_string(), "4".to_string())]);
+            }
+        }
+    }
+
+    #[test]
+    fn run_flags_are_not_overrides() {
+        declared_flags_are_own::<RunFlags>(&[
+            "config",
+            "json",
+            "job_id",
+            "resume",
+            "engine",
+            "scheduler",
+            "help",
+            "version",
+        ]);
+    }
+
+    #[test]
+    fn plan_flags_are_not_overrides() {
+        declared_flags_are_own::<PlanFlags>(&["format", "help", "version"]);
+    }
+
+    #[test]
+    fn analyze_flags_are_not_overrides() {
+        declared_flags_are_own::<AnalyzeFlags>(&["config", "output", "job", "help", "version"]);
     }
 }
 

@@ -1,7 +1,10 @@
 //! What the samples say about the dataset: modality counts, mean and skew of row sizes, and how
 //! they were sampled.
 
-use super::*;
+use serde::Serialize;
+
+use super::constants::MB;
+use super::samples::{Modality, SampleStats};
 
 /// Rows per modality in the sample.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

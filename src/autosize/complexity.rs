@@ -1,7 +1,7 @@
 //! How expensive a recipe's ops are, by op name (Data-Juicer's keyword rule, plus the ops that run a
 //! model on every sample).
 
-use super::*;
+use serde::Serialize;
 
 /// Processing cost class of an op, from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

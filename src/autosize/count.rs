@@ -1,6 +1,8 @@
 //! The partition count and how many partitions run at once.
 
-use super::*;
+use serde::Serialize;
+
+use super::constants::AUTO_CPU_PARTITION_CAP;
 
 /// What the partition count depends on besides the recommendation: the recipe's settings and
 /// the input's size.
@@ -47,18 +49,26 @@ pub(crate) struct PartitionCount {
     pub reasoning: Vec<String>,
 }
 
+/// What the partition count takes from a recommendation (see
+/// [`Recommendation::count_partitions`](super::decisions::Recommendation::count_partitions)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Advice {
+    /// Rows per partition.
+    pub partition_size: Option<usize>,
+    /// Recommended workers (None: `np` stands in).
+    pub worker_count: Option<usize>,
+    /// The recommendation is the fallback (analysis failed).
+    pub fallback: bool,
+}
+
 /// Data-Juicer's auto-mode partition count on one node: the nearest count for the recommended
 /// (or fallback) size capped at `max(32, 2 x workers)`, then at most `max(2 x concurrency,
 /// partitions_per_node)` and at most one partition per row.
-pub(crate) fn partition_count(
-    total_rows: u64,
-    rec: &Recommendation,
-    cfg: &CountConfig,
-) -> PartitionCount {
+pub(crate) fn partition_count(total_rows: u64, rec: &Advice, cfg: &CountConfig) -> PartitionCount {
     let mut reasoning = Vec::new();
     let size = rec.partition_size.filter(|s| *s > 0);
     let worker_count = rec.worker_count.unwrap_or(cfg.np).max(1);
-    let size_source = match (size, rec.is_fallback()) {
+    let size_source = match (size, rec.fallback) {
         (None, _) => "num_of_partitions",
         (Some(_), false) => "optimizer",
         (Some(_), true) => "partition.size fallback",
@@ -92,11 +102,10 @@ pub(crate) fn partition_count(
     ));
     // The documented meaning of `max_size_mb` ("fallback max size"): when the optimizer could
     // not size the partitions, the fallback still keeps each partition within it.
-    let max_size_floor =
-        (rec.is_fallback() && cfg.max_size_mb > 0 && cfg.input_bytes > 0).then(|| {
-            let max_bytes = cfg.max_size_mb as u64 * 1024 * 1024;
-            usize::try_from(cfg.input_bytes.div_ceil(max_bytes)).unwrap_or(usize::MAX)
-        });
+    let max_size_floor = (rec.fallback && cfg.max_size_mb > 0 && cfg.input_bytes > 0).then(|| {
+        let max_bytes = cfg.max_size_mb as u64 * 1024 * 1024;
+        usize::try_from(cfg.input_bytes.div_ceil(max_bytes)).unwrap_or(usize::MAX)
+    });
     if let Some(floor) = max_size_floor
         && floor > count
     {

@@ -1,7 +1,16 @@
 //! The sizing decisions (rows per partition, maximum size in MB, workers), each kept with its
 //! inputs and reasoning.
 
-use super::*;
+use serde::Serialize;
+
+use super::characteristics::{DataCharacteristics, Sampling, analyze};
+use super::complexity::{Complexity, OpComplexity, pipeline_complexity};
+use super::constants::{
+    ASSUMED_CONCURRENT_PARTITIONS, MAX_SIZE_MB_BOUNDS, MB, MIN_PARTITIONS_ABOVE, SKEW_THRESHOLD,
+};
+use super::count::{Advice, CountConfig, PartitionCount, partition_count};
+use super::resources::{Resources, TargetSize, TargetSource, target_partition_mb};
+use super::samples::{Modality, SampleStats};
 
 /// One step of the partition-size calculation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -126,10 +135,19 @@ impl Recommendation {
         self.fallback_reason.is_some()
     }
 
+    /// What [`partition_count`] takes from this recommendation.
+    pub(crate) fn advice(&self) -> Advice {
+        Advice {
+            partition_size: self.partition_size,
+            worker_count: self.worker_count,
+            fallback: self.is_fallback(),
+        }
+    }
+
     /// [`partition_count`] for this recommendation, kept in `partitions` (and its reasoning
     /// appended) so the whole decision can be logged and saved as one value; returns the count.
     pub(crate) fn count_partitions(&mut self, total_rows: u64, cfg: &CountConfig) -> usize {
-        let count = partition_count(total_rows, self, cfg);
+        let count = partition_count(total_rows, &self.advice(), cfg);
         let n = count.count;
         self.reasoning
             .extend(count.reasoning.iter().map(|r| format!("partitions: {r}")));

@@ -1,6 +1,8 @@
 //! The machine's memory and cores, and the target partition size in MB they allow.
 
-use super::*;
+use serde::Serialize;
+
+use super::constants::GB;
 
 /// The machine's memory and cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1,7 +1,11 @@
 //! Rows as the optimizer samples them: each row's modality, text length and Python deep size
 //! (`sys.getsizeof` of the parsed row, nested), and the sample size for a dataset.
 
-use super::*;
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde_json::Value;
 
 /// Data modality of a sample or of the whole sample (the most frequent one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

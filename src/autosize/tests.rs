@@ -2,9 +2,18 @@
 //! (`partition_size_optimizer.py`, `ray_executor_partitioned.py`) on the same inputs; the others
 //! are worked out by hand in the comments.
 
-use super::samples::{py_dict_size, py_int_size, py_list_size, py_str_size};
+use serde_json::{Value, json};
+
+use super::characteristics::{DataCharacteristics, ModalityCounts, Sampling, analyze};
+use super::complexity::{OpComplexity, op_complexity, pipeline_complexity};
+use super::constants::{GB, MB};
+use super::count::{driver_concurrency, partition_count};
+use super::decisions::{WorkerRule, max_size_mb, partition_size, recommend_for, worker_count};
+use super::resources::{TargetSource, memory_tier_mb, target_partition_mb};
+use super::samples::{
+    Modality, py_deep_sizeof, py_dict_size, py_int_size, py_list_size, py_str_size,
+};
 use super::*;
-use serde_json::json;
 
 const GIB: u64 = 1024 * 1024 * 1024;
 
@@ -1140,7 +1149,7 @@ fn fallback_keeps_partitions_within_max_size_mb() {
         ..cfg(2, None, None)
     };
     // 10,000 rows / 5000 = 2 partitions, under the cluster bound of 4; 1000 MB / 64 MB = 16.
-    let c = partition_count(10_000, &fallback, &big);
+    let c = partition_count(10_000, &fallback.advice(), &big);
     assert_eq!((c.count, c.max_size_floor), (16, Some(16)));
     assert!(
         c.reasoning
@@ -1151,16 +1160,16 @@ fn fallback_keeps_partitions_within_max_size_mb() {
         c.reasoning
     );
     // Never more partitions than rows.
-    assert_eq!(partition_count(5, &fallback, &big).count, 5);
+    assert_eq!(partition_count(5, &fallback.advice(), &big).count, 5);
     // A larger limit leaves the count alone.
     let roomy = CountConfig {
         max_size_mb: 1024,
         ..big
     };
-    let c = partition_count(10_000, &fallback, &roomy);
+    let c = partition_count(10_000, &fallback.advice(), &roomy);
     assert_eq!((c.count, c.max_size_floor), (2, Some(1)));
     // Not a fallback: the limit does not apply.
-    let c = partition_count(10_000, &rec_with(5000, 2), &big);
+    let c = partition_count(10_000, &rec_with(5000, 2).advice(), &big);
     assert_eq!((c.count, c.max_size_floor), (2, None));
 }
 
@@ -1188,7 +1197,7 @@ fn partition_count_matches_data_juicer() {
         ("cap_workers",    1_000_000, 1_000, 20, 4, Some(100), None,     40, 40, 200),
     ];
     for (name, rows, size, workers, np, mcp, ppn, count, data_driven, target) in cases {
-        let c = partition_count(rows, &rec_with(size, workers), &cfg(np, mcp, ppn));
+        let c = partition_count(rows, &rec_with(size, workers).advice(), &cfg(np, mcp, ppn));
         assert_eq!(
             (c.count, c.data_driven, c.cluster_target),
             (count, data_driven, target),
@@ -1197,7 +1206,7 @@ fn partition_count_matches_data_juicer() {
         );
         assert_eq!(c.size_source, "optimizer");
     }
-    let c = partition_count(100_000, &rec_with(1_666, 7), &cfg(4, None, None));
+    let c = partition_count(100_000, &rec_with(1_666, 7).advice(), &cfg(4, None, None));
     assert_eq!(
         (
             c.from_size,
@@ -1214,16 +1223,16 @@ fn partition_count_after_a_fallback() {
     // DJ: the optimizer raising; partition.size used if set (workers = np), else the
     // configured num_of_partitions; then the same cluster bound.
     let with_size = Recommendation::fallback(Some(5_000), "boom");
-    let c = partition_count(100_000, &with_size, &cfg(4, Some(16), None));
+    let c = partition_count(100_000, &with_size.advice(), &cfg(4, Some(16), None));
     assert_eq!(
         (c.count, c.size_source, c.worker_count),
         (20, "partition.size fallback", 4)
     );
     // 1,000,000 / 5000 = 200, cap max(32, 2 x np 20) = 40.
-    let c = partition_count(1_000_000, &with_size, &cfg(20, Some(100), None));
+    let c = partition_count(1_000_000, &with_size.advice(), &cfg(20, Some(100), None));
     assert_eq!((c.count, c.submission_cap), (40, Some(40)));
     let no_size = Recommendation::fallback(None, "boom");
-    let c = partition_count(100_000, &no_size, &cfg(4, None, None));
+    let c = partition_count(100_000, &no_size.advice(), &cfg(4, None, None));
     assert_eq!(
         (c.count, c.size_source, c.submission_cap),
         (4, "num_of_partitions", None)
@@ -1232,9 +1241,9 @@ fn partition_count_after_a_fallback() {
         num_of_partitions: 2,
         ..cfg(4, None, None)
     };
-    assert_eq!(partition_count(100_000, &no_size, &two).count, 2);
+    assert_eq!(partition_count(100_000, &no_size.advice(), &two).count, 2);
     // Never more partitions than rows (DJ: 3 from 4).
-    let c = partition_count(3, &no_size, &cfg(4, None, None));
+    let c = partition_count(3, &no_size.advice(), &cfg(4, None, None));
     assert_eq!((c.count, c.data_driven), (3, 4));
 }
 

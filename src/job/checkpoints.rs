@@ -179,7 +179,7 @@ pub(crate) fn verify_starts(
                     )
                 })?;
                 if let Some(m) = mirror {
-                    let rel = format!("checkpoints/{}", file_name(path));
+                    let rel = JobPaths::checkpoint_relative(&file_name(path));
                     m.remove(&format!("{rel}{SEAL_SUFFIX}"))?;
                     m.remove(&rel)?;
                 }
@@ -273,7 +273,7 @@ pub(crate) fn apply_retention(
         if path.is_file() && is_saved_work(&name) {
             std::fs::remove_file(&path)?;
             if let Some(m) = mirror {
-                m.remove(&format!("checkpoints/{name}"))?;
+                m.remove(&JobPaths::checkpoint_relative(&name))?;
             }
         }
     }
@@ -297,7 +297,7 @@ mod tests {
             assert!(is_saved_work(name), "{name}");
         }
         for name in [
-            "partitioning_info.json",
+            crate::job::PARTITIONING_INFO_FILE,
             ".checkpoint_op_0001_partition_0000.parquet.tmp-7",
             "notes.txt",
         ] {

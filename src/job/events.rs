@@ -14,6 +14,8 @@ use dj_plans::nodes::{CheckpointListener, SavedCheckpoint};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::JobPaths;
+
 /// The event types this engine writes (Data-Juicer's names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -127,8 +129,7 @@ impl EventLog {
         job_id: &str,
         delay: Option<Duration>,
     ) -> Result<EventLog> {
-        let stamp = chrono::Utc::now().format("%Y%m%d_%H%M%S");
-        let path = work_dir.join(format!("events_{stamp}.jsonl"));
+        let path = JobPaths::new(work_dir.to_path_buf()).new_events_file();
         let open = |p: &Path| {
             OpenOptions::new()
                 .create(true)
@@ -420,7 +421,7 @@ pub(crate) fn event_files(work_dir: &Path) -> Vec<PathBuf> {
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("events_") && n.ends_with(".jsonl"))
+                .is_some_and(JobPaths::is_events_file)
         })
         .collect();
     files.sort();

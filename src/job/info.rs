@@ -414,7 +414,7 @@ mod tests {
     #[test]
     fn recorder_writes_each_hash_as_it_arrives() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("partitioning_info.json");
+        let path = dir.path().join(crate::job::PARTITIONING_INFO_FILE);
         let mut start = info();
         start.partitions[1].content_hash.clear();
         let recorder = HashRecorder::new(path.clone(), start, None);

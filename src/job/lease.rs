@@ -35,8 +35,10 @@ pub(crate) struct StopRequest {
 /// What a snapshot of a job's lease (`{job view}/.lease.json`, fetched by `dj-job`) says about
 /// who runs the job.
 pub(crate) fn snapshot_info(job_dir: &std::path::Path) -> Option<super::LockInfo> {
-    let lease: Lease =
-        serde_json::from_slice(&std::fs::read(job_dir.join(LEASE_FILE)).ok()?).ok()?;
+    let lease: Lease = serde_json::from_slice(
+        &std::fs::read(super::JobPaths::new(job_dir.to_path_buf()).lease()).ok()?,
+    )
+    .ok()?;
     Some(super::LockInfo {
         present: true,
         pid: i32::try_from(lease.pid).ok(),

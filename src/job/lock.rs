@@ -8,6 +8,8 @@ use std::time::UNIX_EPOCH;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
+use super::JobPaths;
+
 /// `{job dir}/.lock` holding the running process id. A stale lock ([`lock_info`]: its process is
 /// gone, a zombie, or a younger process that reused its pid) is taken over; a live one refuses the
 /// run. `dj-job` judges locks by the same rule.
@@ -18,7 +20,7 @@ pub(crate) struct JobLock {
 
 /// The pid in a lock file, if the file exists and parses.
 pub(crate) fn lock_pid(job_root: &Path) -> Option<i32> {
-    std::fs::read_to_string(job_root.join(".lock"))
+    std::fs::read_to_string(JobPaths::new(job_root.to_path_buf()).lock())
         .ok()?
         .trim()
         .parse()
@@ -81,7 +83,7 @@ pub(crate) struct LockInfo {
 
 /// Reads the lock of `job_dir`.
 pub(crate) fn lock_info(job_dir: &Path) -> LockInfo {
-    let path = job_dir.join(".lock");
+    let path = JobPaths::new(job_dir.to_path_buf()).lock();
     let Ok(meta) = std::fs::metadata(&path) else {
         // A view of a job on object storage carries a snapshot of its lease instead.
         return super::lease::snapshot_info(job_dir).unwrap_or_default();
@@ -111,7 +113,7 @@ pub(crate) fn lock_info(job_dir: &Path) -> LockInfo {
 
 impl JobLock {
     pub(crate) fn acquire(job_root: &Path, job_id: &str) -> Result<JobLock> {
-        let path = job_root.join(".lock");
+        let path = JobPaths::new(job_root.to_path_buf()).lock();
         for _ in 0..2 {
             match std::fs::OpenOptions::new()
                 .write(true)

@@ -74,6 +74,27 @@ pub(crate) fn job_dir(recipe: &Recipe, job_id: &str) -> Result<PathBuf> {
     })
 }
 
+/// The names inside a job directory, relative to its root. [`JobPaths`] joins them; the names
+/// are public for texts that spell them and for files named relative to the job (mirrored ones).
+pub(crate) const CHECKPOINTS_DIR: &str = "checkpoints";
+const PARTITIONS_DIR: &str = "partitions";
+const LOGS_DIR: &str = "logs";
+const METADATA_DIR: &str = "metadata";
+pub(crate) const PARTITIONING_INFO_FILE: &str = "partitioning_info.json";
+pub(crate) const SUMMARY_FILE: &str = "job_summary.json";
+pub(crate) const LOCK_FILE: &str = ".lock";
+/// The command-line overrides a job was started with (`arguments: [--key, value, ...]`).
+pub(crate) const CLI_ARGS_FILE: &str = "cli.yaml";
+/// The recipe copy's name when the recipe's own file name is unknown.
+const DEFAULT_RECIPE_FILE: &str = "config.yaml";
+const DAG_PLAN_FILE: &str = "dag_execution_plan.json";
+const DATASET_MAPPING_FILE: &str = "dataset_mapping.json";
+const PARTITION_SIZING_FILE: &str = "partition_sizing.json";
+const OP_CHAIN_FILE: &str = "op_chain.json";
+/// Event files are `events_{UTC stamp}.jsonl`, one per run.
+pub(crate) const EVENTS_PREFIX: &str = "events_";
+pub(crate) const EVENTS_SUFFIX: &str = ".jsonl";
+
 /// The paths inside a job directory.
 #[derive(Debug, Clone)]
 pub(crate) struct JobPaths {
@@ -87,10 +108,10 @@ pub(crate) struct JobPaths {
 impl JobPaths {
     pub(crate) fn new(root: PathBuf) -> Self {
         JobPaths {
-            checkpoints: root.join("checkpoints"),
-            partitions: root.join("partitions"),
-            logs: root.join("logs"),
-            metadata: root.join("metadata"),
+            checkpoints: root.join(CHECKPOINTS_DIR),
+            partitions: root.join(PARTITIONS_DIR),
+            logs: root.join(LOGS_DIR),
+            metadata: root.join(METADATA_DIR),
             root,
         }
     }
@@ -109,12 +130,94 @@ impl JobPaths {
     }
 
     pub(crate) fn partitioning_info(&self) -> PathBuf {
-        self.checkpoints.join("partitioning_info.json")
+        self.checkpoints.join(PARTITIONING_INFO_FILE)
     }
 
     pub(crate) fn summary(&self) -> PathBuf {
-        self.root.join("job_summary.json")
+        self.root.join(SUMMARY_FILE)
     }
+
+    /// The lock naming the process that runs the job (see [`lock`]).
+    pub(crate) fn lock(&self) -> PathBuf {
+        self.root.join(LOCK_FILE)
+    }
+
+    /// The local snapshot of a job's lease on object storage (see [`lease`]).
+    pub(crate) fn lease(&self) -> PathBuf {
+        self.root.join(lease::LEASE_FILE)
+    }
+
+    /// `cli.yaml`: the command-line overrides the job was started with.
+    pub(crate) fn cli_args(&self) -> PathBuf {
+        self.root.join(CLI_ARGS_FILE)
+    }
+
+    /// The copy of the recipe `recipe_file`, under the recipe's own file name.
+    pub(crate) fn recipe_copy(&self, recipe_file: &str) -> PathBuf {
+        let name = Path::new(recipe_file)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or(DEFAULT_RECIPE_FILE.into());
+        self.root.join(name)
+    }
+
+    /// `dag_execution_plan.json` (see [`dag_plan`]).
+    pub(crate) fn dag_plan(&self) -> PathBuf {
+        self.root.join(DAG_PLAN_FILE)
+    }
+
+    /// The manifest of partition `p`: its row range and input.
+    pub(crate) fn partition_manifest(&self, p: usize) -> PathBuf {
+        self.partitions.join(format!("partition_{p:04}.json"))
+    }
+
+    pub(crate) fn dataset_mapping(&self) -> PathBuf {
+        self.metadata.join(DATASET_MAPPING_FILE)
+    }
+
+    /// The auto partition sizing's recommendation.
+    pub(crate) fn partition_sizing(&self) -> PathBuf {
+        self.metadata.join(PARTITION_SIZING_FILE)
+    }
+
+    /// The ops the job's checkpoints were made by (see [`reuse::OpChain`]).
+    pub(crate) fn op_chain(&self) -> PathBuf {
+        self.metadata.join(OP_CHAIN_FILE)
+    }
+
+    /// The event file of a run started at `stamp` (UTC `YYYYMMDD_HHMMSS`).
+    pub(crate) fn events_file(&self, stamp: &str) -> PathBuf {
+        self.root
+            .join(format!("{EVENTS_PREFIX}{stamp}{EVENTS_SUFFIX}"))
+    }
+
+    /// A new event file, stamped with the current UTC time.
+    pub(crate) fn new_events_file(&self) -> PathBuf {
+        self.events_file(&chrono::Utc::now().format("%Y%m%d_%H%M%S").to_string())
+    }
+
+    /// Whether `name` is the name of an event file.
+    pub(crate) fn is_events_file(name: &str) -> bool {
+        name.starts_with(EVENTS_PREFIX) && name.ends_with(EVENTS_SUFFIX)
+    }
+
+    /// A checkpoint directory file `name`, relative to the job directory (as mirrored).
+    pub(crate) fn checkpoint_relative(name: &str) -> String {
+        format!("{CHECKPOINTS_DIR}/{name}")
+    }
+}
+
+/// The command that resumes job `job_id`: `command` (how it was run, without its `--job_id` and
+/// `--resume`) with `--resume {job_id}`.
+pub(crate) fn resume_command(command: &[String], job_id: &str) -> Vec<String> {
+    let mut cmd = command.to_vec();
+    cmd.extend(["--resume".to_string(), job_id.to_string()]);
+    cmd
+}
+
+/// A command as shown to copy: its arguments joined by spaces.
+pub(crate) fn command_line(command: &[String]) -> String {
+    command.join(" ")
 }
 
 /// Writes `bytes` to `path` atomically (see [`dj_plans::atomic`]).
@@ -130,11 +233,7 @@ pub(crate) fn write_json(path: &Path, v: &Value) -> Result<()> {
 /// Copies the recipe into the job directory (once) and records the command-line overrides in
 /// `cli.yaml`, which a resume compares against.
 pub(crate) fn backup_config(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
-    let name = Path::new(&recipe.file)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or("config.yaml".into());
-    let backup = paths.root.join(name);
+    let backup = paths.recipe_copy(&recipe.file);
     if !backup.exists() {
         write_atomic(&backup, recipe.source_text.as_bytes())?;
     }
@@ -143,7 +242,18 @@ pub(crate) fn backup_config(paths: &JobPaths, recipe: &Recipe) -> Result<()> {
         .flat_map(|(k, v)| [format!("--{k}"), v.clone()])
         .collect();
     let yaml = serde_norway::to_string(&json!({ "arguments": args }))?;
-    write_atomic(&paths.root.join("cli.yaml"), yaml.as_bytes())
+    write_atomic(&paths.cli_args(), yaml.as_bytes())
+}
+
+/// The saved command-line overrides of a job (`cli.yaml`), `--key value` in order; none when
+/// the file is missing or unreadable.
+pub(crate) fn saved_cli_args(paths: &JobPaths) -> Vec<String> {
+    let cli = std::fs::read_to_string(paths.cli_args()).unwrap_or_default();
+    serde_norway::from_str::<Value>(&cli)
+        .ok()
+        .and_then(|v| v.get("arguments").cloned())
+        .and_then(|a| serde_json::from_value(a).ok())
+        .unwrap_or_default()
 }
 
 /// Overrides that must match on resume (Data-Juicer excludes job_id, resume and work_dir).
@@ -158,24 +268,14 @@ pub(crate) fn comparable_overrides(recipe: &Recipe) -> Vec<(String, String)> {
 
 /// The saved recipe text and overrides of a job, for resume's config check.
 pub(crate) fn saved_config(paths: &JobPaths, recipe: &Recipe) -> Result<(String, Vec<String>)> {
-    let name = Path::new(&recipe.file)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or("config.yaml".into());
-    let backup = paths.root.join(&name);
+    let backup = paths.recipe_copy(&recipe.file);
     let text = std::fs::read_to_string(&backup).with_context(|| {
         format!(
             "the job directory has no saved recipe {} (was it started with another recipe file?)",
             backup.display()
         )
     })?;
-    let cli = std::fs::read_to_string(paths.root.join("cli.yaml")).unwrap_or_default();
-    let args: Vec<String> = serde_norway::from_str::<Value>(&cli)
-        .ok()
-        .and_then(|v| v.get("arguments").cloned())
-        .and_then(|a| serde_json::from_value(a).ok())
-        .unwrap_or_default();
-    Ok((text, args))
+    Ok((text, saved_cli_args(paths)))
 }
 
 /// A stable hash of the effective recipe: its text, the overrides that must match on resume, and

@@ -74,7 +74,7 @@ fn is_bound(param: &str) -> bool {
 
 impl OpChain {
     pub(crate) fn path(paths: &JobPaths) -> PathBuf {
-        paths.metadata.join("op_chain.json")
+        paths.op_chain()
     }
 
     pub(crate) fn load(paths: &JobPaths) -> Option<OpChain> {

@@ -1,6 +1,19 @@
 //! The `dj-job` binary: flags, commands and the watch loop.
 
-use super::*;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::Parser;
+use clap::Subcommand;
+use serde::Serialize;
+
+use super::job_progress::{JobStatus, job_progress};
+use super::list::{list_jobs, list_remote_jobs};
+use super::report::{render_list, render_progress};
+use super::stop::{stop_job, stop_remote_job};
 
 /// Monitor, stop and list the partitioned executor's jobs.
 #[derive(Debug, Parser)]

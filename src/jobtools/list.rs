@@ -1,6 +1,12 @@
 //! Every job directory under a work directory, with its status.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use super::dir::{epoch_now, is_job_dir};
+use super::job_progress::{JobProgress, JobStatus, progress_at};
 
 /// One job directory of a work directory.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,6 +1,12 @@
 //! The human-readable reports of `dj-job`: progress (plain and detailed) and the job list.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::job_progress::{JobProgress, JobStatus, MovedAside};
+use super::list::JobListing;
+use super::stop::resume_command;
+use crate::job::JobPaths;
 
 fn local_time(epoch: Option<f64>) -> String {
     epoch

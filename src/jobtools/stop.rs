@@ -1,7 +1,18 @@
 //! Stopping a running job: SIGTERM (graceful, resumable) or SIGKILL (`--force`), then waiting
 //! for the lock and reporting.
 
-use super::*;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::dir::{cli_overrides, epoch_now, job_id_of, recipe_copy, require_dir};
+use super::job_progress::{JobStatus, progress_at};
+use crate::flags::RUN_BIN;
+use crate::job::events::{Event, EventKind, EventLog, event_files, load_events};
+use crate::job::{JobPaths, lock_info, lock_pid, process_alive};
 
 /// What [`stop_job`] did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -40,10 +51,7 @@ const RELEASE_GRACE: Duration = Duration::from_secs(5);
 /// stale lock and logs `job_failed` (status `stopped`). A job that is not running is an error.
 pub(crate) fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result<StopResult> {
     require_dir(job_dir)?;
-    let job_id = job_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let job_id = job_id_of(job_dir);
     let lock = lock_info(job_dir);
     let pid = match (lock.present, lock.pid, lock.stale) {
         (false, _, _) => {
@@ -79,7 +87,7 @@ pub(crate) fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result
         bail!("cannot send {signal} to process {pid} of job {job_id}: {err}");
     }
     let t0 = Instant::now();
-    let lock_released = || crate::job::lock_pid(job_dir) != Some(pid);
+    let lock_released = || lock_pid(job_dir) != Some(pid);
     let stop_logged = || stop_logged(job_dir);
     let mut exited;
     let mut released_at: Option<Instant> = None;
@@ -101,7 +109,7 @@ pub(crate) fn stop_job(job_dir: &Path, force: bool, timeout: Duration) -> Result
     }
     let mut stale_lock_removed = false;
     if exited && !lock_released() {
-        std::fs::remove_file(job_dir.join(".lock"))
+        std::fs::remove_file(JobPaths::new(job_dir.to_path_buf()).lock())
             .with_context(|| format!("cannot remove the stale lock of job {job_id}"))?;
         stale_lock_removed = true;
     }
@@ -169,34 +177,31 @@ fn stop_logged(job_dir: &Path) -> bool {
 
 /// After SIGKILL nothing logged the end of the run: record it as the run itself would on SIGTERM.
 fn log_forced_stop(job_dir: &Path, job_id: &str, pid: i32, at: f64) -> Result<()> {
-    let path = event_files(job_dir).pop().unwrap_or_else(|| {
-        job_dir.join(format!(
-            "events_{}.jsonl",
-            chrono::Utc::now().format("%Y%m%d_%H%M%S")
-        ))
-    });
+    let path = event_files(job_dir)
+        .pop()
+        .unwrap_or_else(|| JobPaths::new(job_dir.to_path_buf()).new_events_file());
     let err = format!(
         "killed by SIGKILL (dj-job stop --force) at process {pid}; the job is resumable with --resume {job_id}"
     );
-    let mut e = crate::job::events::Event::new(EventKind::JobFailed, format!("Job failed: {err}")).meta(
+    let mut e = Event::new(EventKind::JobFailed, format!("Job failed: {err}")).meta(
         json!({"stopped_by": "dj-job stop --force", "signal": "SIGKILL", "killed_pid": pid, "signalled_at": at}),
     );
     e.status = Some("stopped");
     e.error_message = Some(err);
-    crate::job::events::EventLog::append_to(&path, job_id)?.log_last_durably(e)
+    EventLog::append_to(&path, job_id)?.log_last_durably(e)
 }
 
-/// The command that resumes the job: the recipe copy's name and the saved overrides.
-pub(crate) fn resume_command(job_dir: &Path, job_id: &str) -> String {
+/// The command that resumes the job: `dj-run` with the recipe copy's name and the saved
+/// overrides (see [`crate::job::resume_command`]).
+pub(super) fn resume_command(job_dir: &Path, job_id: &str) -> String {
     let recipe = recipe_copy(job_dir)
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "RECIPE.yaml".into());
-    let mut cmd = format!("dj-run --config {recipe}");
+    let mut run = vec![RUN_BIN.to_string(), "--config".to_string(), recipe];
     for (k, v) in cli_overrides(job_dir) {
-        cmd.push_str(&format!(" --{k} {v}"));
+        run.extend([format!("--{k}"), v]);
     }
-    cmd.push_str(&format!(" --resume {job_id}"));
-    cmd
+    crate::job::command_line(&crate::job::resume_command(&run, job_id))
 }
 
 /// Stops a job whose directory is on object storage (`work_dir` a URL) and which a run on any

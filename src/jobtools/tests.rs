@@ -1,5 +1,16 @@
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use super::dir::epoch_now;
+use super::job_progress::{JobStatus, OpRef, PartitionStatus, job_progress, progress_at};
+use super::list::list_jobs;
+use super::report::{human_duration, render_list, render_progress};
+use super::stop::stop_job;
 use super::*;
-use crate::job::events::python_json;
+use crate::job::events::{load_events, python_json};
+use crate::job::{JobPaths, lock_info};
 
 /// A hand-written job directory.
 struct Dir {
@@ -14,9 +25,13 @@ impl Dir {
     }
     fn job(&self, id: &str) -> PathBuf {
         let d = self.tmp.path().join(id);
-        std::fs::create_dir_all(d.join("checkpoints")).unwrap();
+        std::fs::create_dir_all(paths(&d).checkpoints).unwrap();
         d
     }
+}
+
+fn paths(dir: &Path) -> JobPaths {
+    JobPaths::new(dir.to_path_buf())
 }
 
 fn write(path: &Path, text: &str) {
@@ -27,20 +42,20 @@ fn write(path: &Path, text: &str) {
 /// Two partitions of 6 and 4 rows, ops `m` (mapper) and `f` (filter).
 fn layout(dir: &Path) {
     write(
-        &dir.join("checkpoints/partitioning_info.json"),
+        &paths(dir).partitioning_info(),
         r#"{"num_partitions": 2, "total_rows": 10, "dataset_path": "data/in.jsonl",
            "partitions": [{"partition_id": 0, "row_count": 6, "start_row": 0, "end_row": 6, "content_hash": "a"},
                           {"partition_id": 1, "row_count": 4, "start_row": 6, "end_row": 10, "content_hash": "b"}]}"#,
     );
     write(
-        &dir.join("metadata/dataset_mapping.json"),
+        &paths(dir).dataset_mapping(),
         r#"{"original_dataset_path": "data/in.jsonl", "original_dataset_size": 10, "partition_size": 6, "partitions": []}"#,
     );
     write(
         &dir.join("r.yaml"),
         "dataset_path: data/in.jsonl\nexport_path: out/x.jsonl\nprocess:\n  - m:\n  - f:\n      min_len: 3\n",
     );
-    write(&dir.join("cli.yaml"), "arguments:\n- --np\n- '2'\n");
+    write(&paths(dir).cli_args(), "arguments:\n- --np\n- '2'\n");
 }
 
 fn ev(kind: &str, t: f64, extra: Value) -> String {
@@ -92,13 +107,17 @@ fn completed_job(dir: &Path) {
     s += &partition_run(0, 1000.0, 6, 3);
     s += &partition_run(1, 1002.0, 4, 4);
     s += &ev("job_complete", 1005.0, json!({"status": "completed"}));
-    write(&dir.join("events_20260101_000000.jsonl"), &s);
+    write(&paths(dir).events_file("20260101_000000"), &s);
     write(
-        &dir.join("checkpoints/checkpoint_op_0001_partition_0000.parquet"),
+        &paths(dir)
+            .checkpoints
+            .join("checkpoint_op_0001_partition_0000.parquet"),
         "x",
     );
     write(
-        &dir.join("checkpoints/checkpoint_op_0001_partition_0001.parquet"),
+        &paths(dir)
+            .checkpoints
+            .join("checkpoint_op_0001_partition_0001.parquet"),
         "x",
     );
 }
@@ -150,7 +169,9 @@ fn progress_of_a_completed_job() {
     assert!(c.exists);
     assert_eq!(
         c.path,
-        job.join("checkpoints/checkpoint_op_0001_partition_0000.parquet")
+        paths(&job)
+            .checkpoints
+            .join("checkpoint_op_0001_partition_0000.parquet")
     );
     let text = render_progress(&p, true, d.tmp.path());
     for want in [
@@ -182,9 +203,9 @@ fn progress_of_a_running_job_with_eta() {
             json!({"partition_id": 1, "operation_idx": i, "operation_name": n}),
         );
     }
-    write(&job.join("events_20260101_000000.jsonl"), &s);
+    write(&paths(&job).events_file("20260101_000000"), &s);
     // This test process holds the lock: the job is running.
-    write(&job.join(".lock"), &std::process::id().to_string());
+    write(&paths(&job).lock(), &std::process::id().to_string());
     let p = progress_at(&job, now).unwrap();
     assert_eq!(p.status, JobStatus::Running);
     assert_eq!(p.pid, Some(std::process::id() as i32));
@@ -218,7 +239,7 @@ fn progress_of_a_running_job_with_eta() {
         t + 4.0,
         json!({"partition_id": 1, "operation_idx": 0, "operation_name": "m", "output_rows": 4}),
     );
-    write(&job.join("events_20260101_000000.jsonl"), &s);
+    write(&paths(&job).events_file("20260101_000000"), &s);
     let p = progress_at(&job, now).unwrap();
     let p1 = &p.partitions[1];
     assert_eq!(p1.current_op.as_ref().map(|o| o.idx), Some(1));
@@ -236,11 +257,11 @@ fn dead_stopped_and_failed_jobs() {
     s += &partition_run(0, 100.0, 6, 3);
     s += &ev("partition_start", 103.0, json!({"partition_id": 1}));
     s += "{\"event_type\": \"op_sta"; // torn by the kill
-    write(&job.join("events_20260101_000000.jsonl"), &s);
+    write(&paths(&job).events_file("20260101_000000"), &s);
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let dead_pid = child.id();
     child.wait().unwrap();
-    write(&job.join(".lock"), &dead_pid.to_string());
+    write(&paths(&job).lock(), &dead_pid.to_string());
     let p = job_progress(&job).unwrap();
     assert_eq!(p.status, JobStatus::Dead);
     assert!(p.lock.present && p.lock.stale);
@@ -267,7 +288,7 @@ fn dead_stopped_and_failed_jobs() {
         104.0,
         json!({"status": "stopped", "error_message": "interrupted by SIGTERM"}),
     );
-    write(&job.join("events_20260101_000000.jsonl"), &s);
+    write(&paths(&job).events_file("20260101_000000"), &s);
     let p = job_progress(&job).unwrap();
     assert_eq!(p.status, JobStatus::Stopped);
     assert_eq!(p.error_message.as_deref(), Some("interrupted by SIGTERM"));
@@ -287,7 +308,7 @@ fn dead_stopped_and_failed_jobs() {
         json!({"partition_id": 0, "operation_idx": 1, "operation_name": "f"}),
     );
     s2 += &ev("job_start", 200.0, json!({}));
-    write(&job.join("events_20260101_000500.jsonl"), &s2);
+    write(&paths(&job).events_file("20260101_000500"), &s2);
     let p = job_progress(&job).unwrap();
     assert_eq!(p.runs, 2);
     assert_eq!(p.start_time, Some(100.0));
@@ -317,7 +338,7 @@ fn dead_stopped_and_failed_jobs() {
         101.5,
         json!({"status": "failed", "error_message": "partition 0 failed"}),
     );
-    write(&job.join("events_20260101_000000.jsonl"), &s);
+    write(&paths(&job).events_file("20260101_000000"), &s);
     let p = job_progress(&job).unwrap();
     assert_eq!(p.status, JobStatus::Failed);
     let p0 = &p.partitions[0];
@@ -342,7 +363,7 @@ fn summary_and_events_load() {
     assert_eq!(load_job_summary(&job).unwrap(), None);
     completed_job(&job);
     write(
-        &job.join("job_summary.json"),
+        &paths(&job).summary(),
         r#"{"status": "completed", "rows_out": 7}"#,
     );
     assert_eq!(load_job_summary(&job).unwrap().unwrap().rows_out, 7);
@@ -362,16 +383,16 @@ fn list_jobs_newest_first_with_locks() {
     let live = d.job("b_live");
     layout(&live);
     write(
-        &live.join("events_20260101_000000.jsonl"),
+        &paths(&live).events_file("20260101_000000"),
         &ev("job_start", 2000.0, json!({})),
     );
-    write(&live.join(".lock"), &std::process::id().to_string());
+    write(&paths(&live).lock(), &std::process::id().to_string());
     let stale = d.job("c_stale");
     write(
-        &stale.join("events_20260101_000000.jsonl"),
+        &paths(&stale).events_file("20260101_000000"),
         &ev("job_start", 1500.0, json!({})),
     );
-    write(&stale.join(".lock"), "999999999");
+    write(&paths(&stale).lock(), "999999999");
     std::fs::create_dir_all(d.tmp.path().join("not_a_job/x")).unwrap();
     write(&d.tmp.path().join("file.txt"), "x");
     let jobs = list_jobs(d.tmp.path()).unwrap();
@@ -401,7 +422,7 @@ fn child_job(d: &Dir, id: &str, ignore_term: bool) -> (PathBuf, std::process::Ch
     let job = d.job(id);
     layout(&job);
     write(
-        &job.join("events_20260101_000000.jsonl"),
+        &paths(&job).events_file("20260101_000000"),
         &ev("job_start", epoch_now(), json!({})),
     );
     let script = if ignore_term {
@@ -413,7 +434,7 @@ fn child_job(d: &Dir, id: &str, ignore_term: bool) -> (PathBuf, std::process::Ch
         .args(["-c", script])
         .spawn()
         .unwrap();
-    write(&job.join(".lock"), &child.id().to_string());
+    write(&paths(&job).lock(), &child.id().to_string());
     (job, child)
 }
 
@@ -436,7 +457,7 @@ fn stop_graceful_force_and_timeout() {
         Some("dj-run --config r.yaml --np 2 --resume term")
     );
     assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGTERM));
-    assert!(!job.join(".lock").exists());
+    assert!(!paths(&job).lock().exists());
 
     // SIGTERM ignored: the stop times out and says so; --force then kills it.
     let (job, mut child) = child_job(&d, "stubborn", true);
@@ -463,14 +484,14 @@ fn a_reused_pid_is_not_the_job() {
     let d = Dir::new();
     let job = d.job("old");
     write(
-        &job.join("events_20260101_000000.jsonl"),
+        &paths(&job).events_file("20260101_000000"),
         &ev("job_start", 1.0, json!({})),
     );
-    write(&job.join(".lock"), &std::process::id().to_string());
+    write(&paths(&job).lock(), &std::process::id().to_string());
     // The lock is older than this (live) process: its pid was reused.
     let old = std::fs::File::options()
         .write(true)
-        .open(job.join(".lock"))
+        .open(paths(&job).lock())
         .unwrap();
     old.set_modified(UNIX_EPOCH + Duration::from_secs(1_000_000))
         .unwrap();

@@ -233,7 +233,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         work_dir: paths.root.clone(),
         config_file: recipe.file.clone(),
         executor_type: "ray_partitioned".into(),
-        resumption_command: format!("{} --resume {job_id}", opts.command.join(" ")),
+        resumption_command: job::command_line(&job::resume_command(&opts.command, job_id)),
         event_log_file: events.path().to_path_buf(),
         checkpoint_dir: paths.checkpoints.clone(),
         metadata_dir: paths.metadata.clone(),
@@ -276,21 +276,14 @@ fn record_start(
             &serde_json::to_value(&parts.info)?,
         )?;
         job::write_json(&reuse::OpChain::path(paths), &serde_json::to_value(chain)?)?;
-        job::write_json(
-            &paths.root.join("dag_execution_plan.json"),
-            &job::dag_plan(recipe, ranges.len()),
-        )?;
+        job::write_json(&paths.dag_plan(), &job::dag_plan(recipe, ranges.len()))?;
         for (p, r) in ranges.iter().enumerate() {
             let manifest = json!({"partition_id": p, "start_row": r.start, "end_row": r.end, "dataset_path": recipe.dataset_path});
-            job::write_json(
-                &paths.partitions.join(format!("partition_{p:04}.json")),
-                &manifest,
-            )?;
+            job::write_json(&paths.partition_manifest(p), &manifest)?;
         }
     }
     if start.user_id.is_none() && checkpointing {
-        let mut cmd = opts.command.clone();
-        cmd.extend(["--resume".to_string(), job_id.clone()]);
+        let cmd = job::resume_command(&opts.command, job_id);
         if let Some(o) = &opts.observer {
             o.resume_token(job_id, &cmd);
         }
@@ -498,10 +491,7 @@ async fn plan_job_partitioning(
     let checkpointing = recipe.checkpoint.enabled;
     let Partitioning { ranges, sizing } = plan_partitioning(recipe, index).await?;
     if let Some(rec) = &sizing {
-        job::write_json(
-            &paths.metadata.join("partition_sizing.json"),
-            &serde_json::to_value(rec)?,
-        )?;
+        job::write_json(&paths.partition_sizing(), &serde_json::to_value(rec)?)?;
     }
     // The legacy `--job_id` path: reuse matching checkpoints, or clear them and start fresh.
     let saved: Option<PartitioningInfo> = std::fs::read_to_string(paths.partitioning_info())
@@ -625,7 +615,7 @@ fn write_mapping(
         .map(|(p, r)| json!({"partition_id": p, "processing_status": status, "sample_count": r.len(), "start_row": r.start, "end_row": r.end}))
         .collect();
     job::write_json(
-        &paths.metadata.join("dataset_mapping.json"),
+        &paths.dataset_mapping(),
         &json!({
             "original_dataset_path": recipe.dataset_path,
             "original_dataset_size": index.total_rows,

@@ -25,7 +25,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -35,7 +35,7 @@ pub use cli::sql_main;
 pub(crate) use output::{OutputFormat, format_result};
 pub(crate) use statements::split_statements;
 
-use crate::jobtools::{effective_recipe, is_job_dir, load_job_summary};
+use crate::jobtools::{effective_recipe, load_job_summary, require_job_dir};
 use paths::run_dirs;
 
 /// A table (or view) registered for a job.
@@ -84,15 +84,7 @@ impl QueryResult {
 impl JobSql {
     /// Registers every table of the job in `job_dir`.
     pub(crate) async fn open(job_dir: &Path) -> Result<JobSql> {
-        if !job_dir.is_dir() {
-            bail!("Job directory not found: {}", job_dir.display());
-        }
-        if !is_job_dir(job_dir) {
-            bail!(
-                "{} is not a job directory (no events_*.jsonl, job_summary.json or .lock)",
-                job_dir.display()
-            );
-        }
+        require_job_dir(job_dir)?;
         let config = SessionConfig::new().with_information_schema(true);
         let mut s = JobSql {
             ctx: SessionContext::new_with_config(config),

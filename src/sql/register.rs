@@ -21,7 +21,7 @@ use super::events_table::events_batch;
 use super::paths::{file_name, path_str, resolve};
 use crate::job::events::load_events;
 use crate::job::info::PartitioningInfo;
-use crate::job::{JobPaths, JobSummary};
+use crate::job::{JobPaths, JobSummary, PARTITIONING_INFO_FILE, SUMMARY_FILE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CkFormat {
@@ -58,7 +58,7 @@ impl CkFormat {
 
 impl JobSql {
     pub(super) async fn register_checkpoints(&mut self) {
-        let dir = self.job_dir.join("checkpoints");
+        let dir = JobPaths::new(self.job_dir.clone()).checkpoints;
         let mut by_op: BTreeMap<usize, BTreeMap<usize, PathBuf>> = BTreeMap::new();
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -166,9 +166,9 @@ impl JobSql {
             None => match recipe.and_then(|r| r["export_path"].as_str()) {
                 Some(e) => export_files_of(&resolve(bases, e)),
                 None => {
-                    self.warnings.push(
-                        "table `export` not registered: no job_summary.json and no export_path in the recipe copy".into(),
-                    );
+                    self.warnings.push(format!(
+                        "table `export` not registered: no {SUMMARY_FILE} and no export_path in the recipe copy"
+                    ));
                     return;
                 }
             },
@@ -277,9 +277,9 @@ impl JobSql {
             })
             .map(str::to_string);
         let Some(dataset) = dataset else {
-            self.warnings.push(
-                "table `input` not registered: no dataset_path in the recipe copy or partitioning_info.json".into(),
-            );
+            self.warnings.push(format!(
+                "table `input` not registered: no dataset_path in the recipe copy or {PARTITIONING_INFO_FILE}"
+            ));
             return;
         };
         let path = resolve(bases, &dataset);

@@ -1,7 +1,20 @@
 //! A job's progress replayed from its event files and lock: per-partition status, ops,
 //! checkpoints and moved-aside files; overall counts, throughput and ETA; the job's status.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use dj_plans::nodes::checkpoint::parse_checkpoint_file_name;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::dir::{
+    effective_recipe, epoch_now, job_id_of, load_job_summary, read_json, require_job_dir,
+};
+use crate::job::events::{EventKind, load_events};
+use crate::job::{JobPaths, JobSummary, LockInfo, lock_info};
 
 /// A job's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -452,27 +465,18 @@ struct Replay {
 
 /// Progress of the job in `job_dir`, from its event files, saved partitioning, lock and summary.
 pub(crate) fn job_progress(job_dir: &Path) -> Result<JobProgress> {
-    require_dir(job_dir)?;
-    if !is_job_dir(job_dir) {
-        bail!(
-            "{} is not a job directory (no events_*.jsonl, job_summary.json or .lock)",
-            job_dir.display()
-        );
-    }
+    require_job_dir(job_dir)?;
     progress_at(job_dir, epoch_now())
 }
 
 pub(super) fn progress_at(job_dir: &Path, now: f64) -> Result<JobProgress> {
     let paths = JobPaths::new(job_dir.to_path_buf());
-    let job_id = job_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let job_id = job_id_of(job_dir);
     let summary = load_job_summary(job_dir).unwrap_or(None);
     let events = load_events(job_dir);
     let lock = lock_info(job_dir);
     let info = read_json(&paths.partitioning_info());
-    let mapping = read_json(&paths.metadata.join("dataset_mapping.json"));
+    let mapping = read_json(&paths.dataset_mapping());
     let recipe = effective_recipe(job_dir);
 
     // Partitions: saved boundaries, else the dataset mapping, else the events.
