@@ -313,7 +313,7 @@ pub(crate) fn checkpoint_target(
         .mirror
         .as_ref()
         .filter(|_| on_cluster)
-        .map(|m| format!("{}/checkpoints/{name}", m.url()));
+        .map(|m| format!("{}/{}", m.url(), JobPaths::checkpoint_relative(&name)));
     CheckpointTarget {
         op_index: op.index,
         op_name: op.name.clone(),

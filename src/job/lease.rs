@@ -32,18 +32,25 @@ pub(crate) struct StopRequest {
     pub(crate) requested_epoch: f64,
 }
 
+/// Who holds a job's lease, as a snapshot of it says.
+pub(crate) struct LeaseHolder {
+    pub(crate) pid: Option<i32>,
+    pub(crate) host: String,
+    /// The lease expired: its holder is gone.
+    pub(crate) expired: bool,
+}
+
 /// What a snapshot of a job's lease (`{job view}/.lease.json`, fetched by `dj-job`) says about
 /// who runs the job.
-pub(crate) fn snapshot_info(job_dir: &std::path::Path) -> Option<super::LockInfo> {
+pub(crate) fn snapshot_holder(job_dir: &std::path::Path) -> Option<LeaseHolder> {
     let lease: Lease = serde_json::from_slice(
         &std::fs::read(super::JobPaths::new(job_dir.to_path_buf()).lease()).ok()?,
     )
     .ok()?;
-    Some(super::LockInfo {
-        present: true,
+    Some(LeaseHolder {
         pid: i32::try_from(lease.pid).ok(),
-        stale: now_epoch() > lease.expires_epoch,
-        host: Some(lease.host),
+        host: lease.host,
+        expired: now_epoch() > lease.expires_epoch,
     })
 }
 

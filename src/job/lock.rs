@@ -86,7 +86,13 @@ pub(crate) fn lock_info(job_dir: &Path) -> LockInfo {
     let path = JobPaths::new(job_dir.to_path_buf()).lock();
     let Ok(meta) = std::fs::metadata(&path) else {
         // A view of a job on object storage carries a snapshot of its lease instead.
-        return super::lease::snapshot_info(job_dir).unwrap_or_default();
+        let holder = super::lease::snapshot_holder(job_dir);
+        return holder.map_or_else(LockInfo::default, |h| LockInfo {
+            present: true,
+            pid: h.pid,
+            stale: h.expired,
+            host: Some(h.host),
+        });
     };
     let pid = lock_pid(job_dir);
     let live = pid.is_some_and(|pid| {

@@ -11,6 +11,8 @@ use std::time::SystemTime;
 use anyhow::{Context, Result};
 use dj_plans::store::{self, Remote};
 
+use super::{EVENTS_PREFIX, JobPaths, PARTITIONING_INFO_FILE};
+
 /// A job directory kept in a bucket, worked on through a local mirror.
 #[derive(Debug)]
 pub(crate) struct JobMirror {
@@ -53,8 +55,12 @@ pub(crate) fn job_view(work_dir: &str, job_id: &str, checkpoints: bool) -> Resul
             m.url()
         );
     }
-    m.pull_where(|rel| checkpoints || !rel.starts_with("checkpoints/") || rel.ends_with(".json"))
-        .with_context(|| format!("cannot read the job directory {}", m.url()))?;
+    m.pull_where(|rel| {
+        checkpoints
+            || !rel.starts_with(&JobPaths::checkpoint_relative(""))
+            || rel.ends_with(".json")
+    })
+    .with_context(|| format!("cannot read the job directory {}", m.url()))?;
     let lease = m.remote.join(crate::job::lease::LEASE_FILE);
     let snapshot = m.local.join(crate::job::lease::LEASE_FILE);
     match lease.get()? {
@@ -78,7 +84,8 @@ pub(crate) fn remote_job_ids(work_dir: &str) -> Result<Vec<String>> {
             continue;
         };
         if let Some((id, rest)) = rel.split_once('/')
-            && (rest == "checkpoints/partitioning_info.json" || rest.starts_with("events_"))
+            && (rest == JobPaths::checkpoint_relative(PARTITIONING_INFO_FILE)
+                || rest.starts_with(EVENTS_PREFIX))
         {
             ids.insert(id.to_string());
         }

@@ -23,7 +23,7 @@ use crate::job::events::{Event, EventKind, EventLog, event_files};
 use crate::job::info::{HashRecorder, PartitioningInfo, hash_partitions};
 use crate::job::mirror::JobMirror;
 use crate::job::reuse::{self, Reused};
-use crate::job::{self, JobLock, JobPaths};
+use crate::job::{self, JobLock, JobPaths, PARTITIONING_INFO_FILE};
 use crate::options::RunOptions;
 use crate::partition::{Start, concurrency_limit};
 use crate::plan::{Partitioning, auto_checkpoints, build_index, plan_partitioning};
@@ -421,7 +421,7 @@ async fn resume_partitioning(
     let session = dj_plans::planner::session(1);
     // Steps 3-5: saved partitioning, saved boundaries, every hash validated.
     let text = std::fs::read_to_string(paths.partitioning_info()).map_err(|_| {
-        anyhow::anyhow!("Explicit resume requires saved partitioning_info.json; existing checkpoints were left unchanged.")
+        anyhow::anyhow!("Explicit resume requires saved {PARTITIONING_INFO_FILE}; existing checkpoints were left unchanged.")
     })?;
     let info: PartitioningInfo = serde_json::from_str(&text).with_context(|| {
         format!(

@@ -141,8 +141,10 @@ fn named_paths(module: &[String], children: &BTreeSet<String>, text: &str) -> Na
         }
         let starts_local =
             |t: &str| ["crate", "super", "self"].contains(&t) || (in_use && children.contains(t));
+        // A path: `crate::x`, not `pub(crate)`, `&self` or `b::crate_x`.
         let preceded_by_path = i > 0 && tokens[i - 1] == "::";
-        if i < tokens.len() && starts_local(&tokens[i]) && !preceded_by_path {
+        let followed_by_path = tokens.get(i + 1).is_some_and(|t| t == "::");
+        if i < tokens.len() && starts_local(&tokens[i]) && !preceded_by_path && followed_by_path {
             let mut leaves = Vec::new();
             i = use_tree(&tokens, i, &mut Vec::new(), &mut leaves);
             for (path, name) in leaves {
@@ -169,8 +171,7 @@ fn use_tree(
     out: &mut Vec<(Vec<String>, String)>,
 ) -> usize {
     let depth = prefix.len();
-    loop {
-        let Some(t) = tokens.get(i) else { break };
+    while let Some(t) = tokens.get(i) {
         if t == "{" {
             i += 1;
             while i < tokens.len() && tokens[i] != "}" {

@@ -48,9 +48,9 @@ use sha1::{Digest, Sha1};
 mod permute;
 mod sha1x16;
 
-use permute::Permutations;
 #[cfg(test)]
 pub(crate) use permute::permute;
+use permute::{MERSENNE_PRIME, Permutations};
 use sha1x16::Sha1x16;
 
 use crate::models::SentencePiece;
@@ -65,10 +65,6 @@ use crate::udf::{OpUdf, UdfBody, UdfIdentity, single_array, text_signature};
 
 /// Name of the band-key column, as Data-Juicer names its MinHash column (`HashKeys.minhash`).
 pub(crate) const MINHASH_COLUMN: &str = "__dj__minhash";
-/// The Mersenne prime 2^61 - 1 of the permutations.
-pub(crate) const MERSENNE_PRIME: u64 = (1 << 61) - 1;
-/// Largest permuted value, 2^32 - 1; also the value of every permutation for an empty shingle set.
-pub(crate) const MAX_HASH: u32 = u32::MAX;
 /// Seed of `numpy.random.RandomState` for the permutations.
 pub(crate) const PERMUTATION_SEED: u32 = 42;
 
@@ -417,7 +413,7 @@ impl MinHasher {
     }
 
     /// The MinHash signature: for every permutation, the minimum permuted value over the shingle
-    /// hashes; [`MAX_HASH`] everywhere for a text without shingles.
+    /// hashes; [`permute::MAX_HASH`] everywhere for a text without shingles.
     pub(crate) fn signature(&self, text: &str) -> Vec<u32> {
         thread_local! {
             /// Shingle hashes, kept between rows (a long text has hundreds of KB of them).

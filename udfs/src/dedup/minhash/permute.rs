@@ -5,7 +5,10 @@
 //! AVX2 it runs four per instruction (checked at run time), and as plain Rust otherwise; all give
 //! the same values.
 
-use super::{MAX_HASH, MERSENNE_PRIME};
+/// The Mersenne prime 2^61 - 1 of the permutations.
+pub(crate) const MERSENNE_PRIME: u64 = (1 << 61) - 1;
+/// Largest permuted value, 2^32 - 1; also the value of every permutation for an empty shingle set.
+pub(crate) const MAX_HASH: u32 = u32::MAX;
 
 /// Texts with more shingle hashes than this have their permutations screened (see
 /// `signature_avx512`).

@@ -1,6 +1,7 @@
 //! MinHash against Data-Juicer 1.6.1: numpy permutations, signatures, band bytes, scipy integrals
 //! and band parameters, and the kept rows of the golden corpus.
 
+use super::permute::MAX_HASH;
 use super::*;
 use crate::test_support::{big_texts, build, invoke, udf};
 use arrow::array::{LargeStringArray, ListArray, StringArray, StringViewArray};
