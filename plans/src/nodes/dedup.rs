@@ -36,6 +36,7 @@ use futures::StreamExt;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::offline::TimedStream;
+use super::sorted_keys::{KeyFile, MemoryBudget, decide_sorted};
 use super::spill::{Spill, Spilled};
 
 /// Keys of one partition's rows entering the dedup, flat: row `i` has
@@ -61,7 +62,7 @@ impl Keys {
             keys: Vec::new(),
         }
     }
-    fn push_row(&mut self, row: impl IntoIterator<Item = u128>) {
+    pub(crate) fn push_row(&mut self, row: impl IntoIterator<Item = u128>) {
         self.keys.extend(row);
         self.offsets.push(self.keys.len() as u32);
     }
@@ -88,7 +89,7 @@ pub fn keep_first(keys: &Keys, seen: &mut KeySet) -> Vec<bool> {
 }
 
 /// The keep decision over all partitions' keys, in partition order then row order.
-fn decide(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Vec<bool>>> {
+pub(crate) fn decide_in_memory(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Vec<bool>>> {
     let keep = match kind {
         DedupKind::Exact => {
             let mut seen = KeySet::default();
@@ -198,6 +199,9 @@ pub struct DedupBarrier {
     /// Concurrency limit shared with the runner: a partition waiting here gives its permit back,
     /// so partitions not yet started can reach the barrier.
     concurrency: Option<Arc<Concurrency>>,
+    /// The memory the keys may hold; past it they go to disk (exact and MinHash dedup; SimHash
+    /// decides in memory). Unset: no limit.
+    budget: std::sync::OnceLock<Arc<MemoryBudget>>,
 }
 
 /// The runner's limit on concurrently running partitions, with one permit slot per partition so
@@ -258,6 +262,17 @@ struct BarrierState {
     /// and every key they hold.
     prefix: Vec<Vec<bool>>,
     seen: Arc<KeySet>,
+    /// What the keys held in memory take of the budget.
+    reserved: Option<datafusion::execution::memory_pool::MemoryReservation>,
+    /// Past the budget: each undecided partition's keys on disk (`keys` is then empty), and for
+    /// exact dedup the keys of the partitions decided before (`seen`'s, as one file).
+    spilled: Option<KeysOnDisk>,
+}
+
+/// The keys of a barrier that went over its memory budget.
+struct KeysOnDisk {
+    files: Vec<Option<KeyFile>>,
+    before: Option<KeyFile>,
 }
 
 impl BarrierState {
@@ -267,6 +282,8 @@ impl BarrierState {
             keep: keep.map(Ok),
             prefix: Vec::new(),
             seen: Arc::default(),
+            reserved: None,
+            spilled: None,
         }
     }
 }
@@ -296,6 +313,7 @@ impl DedupBarrier {
             state: Mutex::new(BarrierState::new(partitions, None)),
             notify: Notify::new(),
             concurrency,
+            budget: Default::default(),
         })
     }
 
@@ -318,11 +336,22 @@ impl DedupBarrier {
             state: Mutex::new(BarrierState::new(partitions, Some(Arc::new(masks)))),
             notify: Notify::new(),
             concurrency: None,
+            budget: Default::default(),
         })
     }
 
     pub fn kind(&self) -> DedupKind {
         self.kind
+    }
+
+    /// Bounds the memory the keys hold (once; later calls are ignored).
+    pub fn set_budget(&self, budget: Arc<MemoryBudget>) {
+        let _ = self.budget.set(budget);
+    }
+
+    /// Whether the keys went to disk, past the memory budget.
+    pub fn spilled(&self) -> bool {
+        self.state.lock().unwrap().spilled.is_some()
     }
 
     pub fn partitions(&self) -> usize {
@@ -346,8 +375,8 @@ impl DedupBarrier {
     /// its rows as they come instead of holding them back.
     pub fn keys_before(&self, p: usize) -> Option<Arc<KeySet>> {
         let st = self.state.lock().unwrap();
-        (self.kind == DedupKind::Exact && st.keep.is_none() && st.prefix.len() == p)
-            .then(|| st.seen.clone())
+        let incremental = self.kind == DedupKind::Exact && st.spilled.is_none();
+        (incremental && st.keep.is_none() && st.prefix.len() == p).then(|| st.seen.clone())
     }
 
     /// Persists and submits partition `p`'s keys without waiting for the others (keys computed
@@ -356,8 +385,7 @@ impl DedupBarrier {
         if let Some(path) = self.keys_path(p) {
             write_keys_atomic(&path, &keys).map_err(|e| saving_error(&path, e))?;
         }
-        self.submit(p, keys);
-        Ok(())
+        self.submit(p, keys)
     }
 
     /// File holding partition `p`'s keys.
@@ -377,15 +405,24 @@ impl DedupBarrier {
             return Ok(false);
         }
         let keys = read_keys(&path)?;
-        self.submit(p, keys);
+        self.submit(p, keys).map_err(std::io::Error::other)?;
         Ok(true)
     }
 
-    fn submit(&self, p: usize, keys: Keys) {
-        let mut st = self.state.lock().unwrap();
+    fn submit(&self, p: usize, keys: Keys) -> Result<()> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        if st.spilled.is_none() && !self.fits(st, &keys) {
+            self.spill_held(st)?;
+        }
+        if let Some(disk) = &mut st.spilled {
+            disk.files[p] = Some(KeyFile::write(&keys)?);
+            drop(keys);
+            self.decide_on_disk(st);
+            return Ok(());
+        }
         st.keys[p] = Some(keys);
         if self.kind == DedupKind::Exact && st.keep.is_none() {
-            let st = &mut *st;
             let before = st.prefix.len();
             while let Some(keys) = st.keys.get_mut(st.prefix.len()).and_then(Option::take) {
                 let mask = keep_first(&keys, Arc::make_mut(&mut st.seen));
@@ -394,22 +431,98 @@ impl DedupBarrier {
             if st.prefix.len() == self.partitions {
                 st.keep = Some(Ok(Arc::new(std::mem::take(&mut st.prefix))));
                 st.seen = Arc::default();
+                st.reserved = None;
             }
             if st.prefix.len() > before || st.keep.is_some() {
                 self.notify.notify_waiters();
             }
-            return;
+            return Ok(());
         }
         if st.keys.iter().all(Option::is_some) && st.keep.is_none() {
             // The keys are not needed after the decision: moved, not copied.
             let parts: Vec<Keys> = st.keys.iter_mut().map(|k| k.take().unwrap()).collect();
             st.keep = Some(
-                decide(self.kind, &parts)
+                decide_in_memory(self.kind, &parts)
                     .map(Arc::new)
                     .map_err(|e| e.to_string()),
             );
+            st.reserved = None;
             self.notify.notify_waiters();
         }
+        Ok(())
+    }
+
+    /// Whether `keys` can join those held in memory within the budget (reserving what they
+    /// and the decision over them will take): 16 bytes a key held, about 48 more a key in the
+    /// decision's hash table or exact dedup's set of seen keys, 8 a row for the union-find and
+    /// the masks. SimHash always decides in memory.
+    fn fits(&self, st: &mut BarrierState, keys: &Keys) -> bool {
+        let Some(budget) = self.budget.get() else {
+            return true;
+        };
+        if matches!(self.kind, DedupKind::SimHash { .. }) {
+            return true;
+        }
+        let bytes = keys.keys.len() * 64 + keys.rows() * 8;
+        let reserved = st.reserved.get_or_insert_with(|| {
+            budget.reservation(format!("DedupBarrier[op {}]", self.op_index))
+        });
+        reserved.try_grow(bytes).is_ok()
+    }
+
+    /// Moves the keys held in memory to disk, for good: every arrived undecided partition's, and
+    /// exact dedup's keys of the partitions already decided.
+    fn spill_held(&self, st: &mut BarrierState) -> Result<()> {
+        let mut files: Vec<Option<KeyFile>> = (0..self.partitions).map(|_| None).collect();
+        for (p, keys) in st.keys.iter_mut().enumerate() {
+            if let Some(keys) = keys.take() {
+                files[p] = Some(KeyFile::write(&keys)?);
+            }
+        }
+        let before = if st.seen.is_empty() {
+            None
+        } else {
+            let mut seen = Keys::new();
+            for key in std::mem::take(&mut st.seen).iter() {
+                seen.push_row([*key]);
+            }
+            Some(KeyFile::write(&seen)?)
+        };
+        st.reserved = None;
+        tracing::info!(
+            op = self.op_index,
+            budget = self.budget.get().map_or(0, |b| b.bytes()),
+            "the dedup keys exceed the memory budget: deciding from keys sorted on disk"
+        );
+        st.spilled = Some(KeysOnDisk { files, before });
+        Ok(())
+    }
+
+    /// Once every undecided partition's keys are on disk: decides them from the sorted keys.
+    fn decide_on_disk(&self, st: &mut BarrierState) {
+        let decided = st.prefix.len();
+        let Some(disk) = st.spilled.as_mut() else {
+            return;
+        };
+        if st.keep.is_some() || disk.files[decided..].iter().any(Option::is_none) {
+            return;
+        }
+        let parts: Vec<KeyFile> = disk.files[decided..]
+            .iter_mut()
+            .filter_map(Option::take)
+            .collect();
+        let budget = self.budget.get().expect("spilled under a budget");
+        let masks = decide_sorted(self.kind, budget, disk.before.take(), parts);
+        st.keep = Some(
+            masks
+                .map(|masks| {
+                    let mut keep = std::mem::take(&mut st.prefix);
+                    keep.extend(masks);
+                    Arc::new(keep)
+                })
+                .map_err(|e| e.to_string()),
+        );
+        self.notify.notify_waiters();
     }
 
     /// Persists and submits partition `p`'s keys, then waits for every partition; returns the
@@ -428,7 +541,7 @@ impl DedupBarrier {
             rows,
             "arrived at the dedup barrier"
         );
-        self.submit(p, keys);
+        self.submit(p, keys)?;
         let keep = loop {
             let notified = self.notify.notified();
             if let Some(keep) = self.mask(p)? {
@@ -835,7 +948,7 @@ mod tests {
     fn exact_keeps_first_occurrence_across_partitions() {
         let parts = [keys(&[&[1], &[2], &[1]]), keys(&[&[2], &[], &[3], &[]])];
         assert_eq!(
-            decide(DedupKind::Exact, &parts).unwrap(),
+            decide_in_memory(DedupKind::Exact, &parts).unwrap(),
             [vec![true, true, false], vec![false, true, true, true]]
         );
     }
@@ -849,25 +962,25 @@ mod tests {
             keys(&[&[2], &[], &[3], &[]]),
             keys(&[&[3], &[4], &[1], &[4]]),
         ];
-        let all = decide(DedupKind::Exact, &parts).unwrap();
+        let all = decide_in_memory(DedupKind::Exact, &parts).unwrap();
         let b = DedupBarrier::new(0, DedupKind::Exact, 3, None, None);
         assert!(b.keys_before(0).unwrap().is_empty());
         assert_eq!(b.keys_before(1), None, "partition 0 is not in yet");
-        b.submit(2, parts[2].clone());
+        b.submit(2, parts[2].clone()).unwrap();
         assert_eq!(b.mask(2).unwrap(), None, "partitions 0 and 1 are not in");
-        b.submit(0, parts[0].clone());
+        b.submit(0, parts[0].clone()).unwrap();
         assert_eq!(b.mask(0).unwrap().as_ref(), Some(&all[0]));
         assert_eq!(b.mask(2).unwrap(), None);
         assert_eq!(*b.keys_before(1).unwrap(), KeySet::from_iter([1, 2]));
         assert_eq!(b.keys_before(2), None);
-        b.submit(1, parts[1].clone());
+        b.submit(1, parts[1].clone()).unwrap();
         for (p, mask) in all.iter().enumerate() {
             assert_eq!(b.mask(p).unwrap().as_ref(), Some(mask), "partition {p}");
         }
         assert_eq!(b.keys_before(1), None, "decided");
         // Near-duplicate dedups still wait for every partition.
         let b = DedupBarrier::new(0, DedupKind::MinHashBands, 2, None, None);
-        b.submit(0, keys(&[&[10]]));
+        b.submit(0, keys(&[&[10]])).unwrap();
         assert_eq!(b.mask(0).unwrap(), None);
         assert_eq!(b.keys_before(0), None);
     }
@@ -880,7 +993,7 @@ mod tests {
             keys(&[&[12], &[11, 30], &[12], &[]]),
         ];
         assert_eq!(
-            decide(DedupKind::MinHashBands, &parts).unwrap(),
+            decide_in_memory(DedupKind::MinHashBands, &parts).unwrap(),
             [vec![true, false], vec![true, false, false, true]]
         );
     }
@@ -902,7 +1015,7 @@ mod tests {
             keys(&[&[b], &[d], &[], &[e], &[c]]),
         ];
         assert_eq!(
-            decide(SIMHASH, &parts).unwrap(),
+            decide_in_memory(SIMHASH, &parts).unwrap(),
             [
                 vec![true, false, true],
                 vec![false, true, true, false, false]
@@ -915,7 +1028,7 @@ mod tests {
             hamming_distance: 1,
         };
         assert_eq!(
-            decide(strict, &parts).unwrap(),
+            decide_in_memory(strict, &parts).unwrap(),
             [
                 vec![true, false, true],
                 vec![true, true, true, false, false]
@@ -926,7 +1039,7 @@ mod tests {
             hamming_distance: 4,
         };
         assert!(
-            decide(bad, &parts)
+            decide_in_memory(bad, &parts)
                 .unwrap_err()
                 .to_string()
                 .contains("num_blocks")

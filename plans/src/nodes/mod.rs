@@ -56,6 +56,7 @@ pub mod dedup;
 pub mod offline;
 pub mod op_boundary;
 pub mod select;
+pub mod sorted_keys;
 mod spill;
 
 pub use checkpoint::{

@@ -1,0 +1,443 @@
+//! Deciding a deduplicator whose keys do not fit its memory budget. Each partition's keys go to
+//! a temporary Arrow IPC file as `(key, row)` pairs; DataFusion's `SortExec`, under the budget's
+//! memory pool, sorts all pairs by key and then by global row (spilling sorted runs through its
+//! disk manager when they do not fit); one pass over the sorted pairs joins each key's rows to its
+//! first row. MinHash unions them (a union-find over global row indices whose roots are the
+//! smallest index, as in memory); exact dedup drops every row but the first. The survivors are
+//! the in-memory paths' exactly: the smallest row of each component, the first row of each key.
+//!
+//! What stays in memory is 4 bytes per row for the union-find and 1 per row for the masks, plus
+//! what the sort holds within the budget.
+
+use std::sync::{Arc, Mutex};
+
+use datafusion::arrow::array::{AsArray, RecordBatch, UInt32Array, UInt64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type, UInt64Type};
+use datafusion::common::{Result, exec_datafusion_err, exec_err};
+use datafusion::execution::memory_pool::{FairSpillPool, MemoryConsumer, MemoryReservation};
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::expressions::col;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
+use datafusion::prelude::SessionConfig;
+use dj_udfs::DedupKind;
+use futures::StreamExt;
+
+use super::dedup::Keys;
+use super::spill::{Spill, Spilled};
+
+/// The memory a run's global operators may hold: one DataFusion memory pool (fair among the
+/// consumers that can spill) and its disk manager (spill files in the OS's temporary directory,
+/// `TMPDIR`).
+#[derive(Debug)]
+pub struct MemoryBudget {
+    runtime: Arc<RuntimeEnv>,
+    bytes: usize,
+}
+
+impl MemoryBudget {
+    pub fn new(bytes: usize) -> Result<Arc<MemoryBudget>> {
+        let runtime = RuntimeEnvBuilder::new()
+            .with_memory_pool(Arc::new(FairSpillPool::new(bytes)))
+            .build_arc()?;
+        Ok(Arc::new(MemoryBudget { runtime, bytes }))
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// A reservation of `name` in the pool, for what a barrier holds in memory while it can.
+    pub(crate) fn reservation(&self, name: String) -> MemoryReservation {
+        MemoryConsumer::new(name)
+            .with_can_spill(true)
+            .register(&self.runtime.memory_pool)
+    }
+
+    /// A task context whose sorts run in this budget: batches and the sort's merge reservation
+    /// scaled to it, so that a small budget spills instead of failing.
+    fn task_ctx(&self) -> Arc<TaskContext> {
+        let batch = (self.bytes / 64 / PAIR_BYTES).clamp(256, 8192);
+        let mut config = SessionConfig::new().with_batch_size(batch);
+        let options = &mut config.options_mut().execution;
+        options.sort_spill_reservation_bytes = (self.bytes / 4).min(10 << 20);
+        options.sort_in_place_threshold_bytes = (self.bytes / 8).min(1 << 20);
+        Arc::new(
+            TaskContext::default()
+                .with_session_config(config)
+                .with_runtime(self.runtime.clone()),
+        )
+    }
+}
+
+/// Bytes of one `(key, row)` pair in a sort batch.
+const PAIR_BYTES: usize = 8 + 8 + 8;
+
+/// One partition's keys on disk: its rows' `(key, row)` pairs in row order.
+pub(crate) struct KeyFile {
+    pairs: Option<Spilled>,
+    rows: usize,
+}
+
+impl KeyFile {
+    /// Writes `keys` (row `i`'s keys as pairs with row `i`).
+    pub(crate) fn write(keys: &Keys) -> Result<KeyFile> {
+        const BATCH: usize = 1 << 16;
+        let mut spill = Spill::default();
+        let (mut hi, mut lo, mut row) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..keys.rows() {
+            for key in keys.row(i) {
+                hi.push((key >> 64) as u64);
+                lo.push(*key as u64);
+                row.push(i as u32);
+            }
+            if hi.len() >= BATCH {
+                spill.write(&pairs_batch(&mut hi, &mut lo, &mut row)?)?;
+            }
+        }
+        if !hi.is_empty() {
+            spill.write(&pairs_batch(&mut hi, &mut lo, &mut row)?)?;
+        }
+        Ok(KeyFile {
+            pairs: spill.finish()?,
+            rows: keys.rows(),
+        })
+    }
+
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+}
+
+fn file_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("hi", DataType::UInt64, false),
+        Field::new("lo", DataType::UInt64, false),
+        Field::new("row", DataType::UInt32, false),
+    ]))
+}
+
+fn sort_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("hi", DataType::UInt64, false),
+        Field::new("lo", DataType::UInt64, false),
+        Field::new("row", DataType::UInt64, false),
+    ]))
+}
+
+fn pairs_batch(hi: &mut Vec<u64>, lo: &mut Vec<u64>, row: &mut Vec<u32>) -> Result<RecordBatch> {
+    Ok(RecordBatch::try_new(
+        file_schema(),
+        vec![
+            Arc::new(UInt64Array::from(std::mem::take(hi))),
+            Arc::new(UInt64Array::from(std::mem::take(lo))),
+            Arc::new(UInt32Array::from(std::mem::take(row))),
+        ],
+    )?)
+}
+
+/// Every key file's pairs, with rows made global (each file's rows follow the previous files').
+struct AllPairs {
+    files: Mutex<Option<Vec<KeyFile>>>,
+    schema: SchemaRef,
+}
+
+impl std::fmt::Debug for AllPairs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AllPairs")
+    }
+}
+
+impl PartitionStream for AllPairs {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let batch_size = ctx.session_config().batch_size();
+        let files = self.files.lock().unwrap().take().unwrap_or_default();
+        let mut offset = 0u64;
+        let mut readers = Vec::with_capacity(files.len());
+        for f in files {
+            readers.push((offset, f.pairs));
+            offset += f.rows as u64;
+        }
+        let schema = self.schema.clone();
+        let out = schema.clone();
+        let stream = futures::stream::iter(readers)
+            .flat_map(move |(offset, pairs)| {
+                let batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send> =
+                    match pairs.map(Spilled::read).transpose() {
+                        Ok(None) => Box::new(std::iter::empty()),
+                        Ok(Some(reader)) => {
+                            let schema = out.clone();
+                            Box::new(reader.flat_map(move |b| match b {
+                                Ok(b) => globalize(&schema, &b, offset, batch_size),
+                                Err(e) => vec![Err(e.into())],
+                            }))
+                        }
+                        Err(e) => Box::new(std::iter::once(Err(e))),
+                    };
+                futures::stream::iter(batches)
+            })
+            .boxed();
+        Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+    }
+}
+
+/// `batch`'s pairs with their rows `offset` further, in batches of `batch_size` pairs with buffers
+/// of their own (the sort accounts a batch by its buffers, which a slice would share).
+fn globalize(
+    schema: &SchemaRef,
+    batch: &RecordBatch,
+    offset: u64,
+    batch_size: usize,
+) -> Vec<Result<RecordBatch>> {
+    let hi = batch.column(0).as_primitive::<UInt64Type>().values();
+    let lo = batch.column(1).as_primitive::<UInt64Type>().values();
+    let row = batch.column(2).as_primitive::<UInt32Type>().values();
+    (0..batch.num_rows())
+        .step_by(batch_size.max(1))
+        .map(|a| {
+            let b = (a + batch_size).min(batch.num_rows());
+            let global: Vec<u64> = row[a..b].iter().map(|r| offset + *r as u64).collect();
+            Ok(RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(UInt64Array::from(hi[a..b].to_vec())),
+                    Arc::new(UInt64Array::from(lo[a..b].to_vec())),
+                    Arc::new(UInt64Array::from(global)),
+                ],
+            )?)
+        })
+        .collect()
+}
+
+/// The keep-masks of `parts` (in partition order), from their keys on disk sorted within
+/// `budget`. Rows of `before` come ahead of every partition's and get no mask: exact dedup's keys
+/// of partitions it already decided. Blocks; runs the sort on a private runtime.
+pub(crate) fn decide_sorted(
+    kind: DedupKind,
+    budget: &MemoryBudget,
+    before: Option<KeyFile>,
+    parts: Vec<KeyFile>,
+) -> Result<Vec<Vec<bool>>> {
+    let skip = before.as_ref().map_or(0, KeyFile::rows);
+    let rows: Vec<usize> = parts.iter().map(KeyFile::rows).collect();
+    let total = skip + rows.iter().sum::<usize>();
+    if total > u32::MAX as usize {
+        return exec_err!("a deduplicator over {total} rows: at most 2^32 - 1 are supported");
+    }
+    let files: Vec<KeyFile> = before.into_iter().chain(parts).collect();
+    let mut joiner = match kind {
+        DedupKind::Exact => Joiner::First(vec![true; total]),
+        DedupKind::MinHashBands => Joiner::Components((0..total as u32).collect()),
+        DedupKind::SimHash { .. } => {
+            return exec_err!("SimHash dedup decides in memory only");
+        }
+    };
+    let ctx = budget.task_ctx();
+    let joiner = crate::store::block_on(async move {
+        let mut sorted = sort_pairs(files)?.execute(0, ctx)?;
+        let mut last: Option<(u64, u64, u32)> = None;
+        while let Some(batch) = sorted.next().await {
+            let batch = batch?;
+            let hi = batch.column(0).as_primitive::<UInt64Type>().values();
+            let lo = batch.column(1).as_primitive::<UInt64Type>().values();
+            let row = batch.column(2).as_primitive::<UInt64Type>().values();
+            for i in 0..batch.num_rows() {
+                let g = row[i] as u32;
+                match last {
+                    Some((h, l, first)) if h == hi[i] && l == lo[i] => joiner.join(first, g),
+                    _ => last = Some((hi[i], lo[i], g)),
+                }
+            }
+        }
+        Ok::<_, datafusion::error::DataFusionError>(joiner)
+    })?;
+    let keep = joiner.keep();
+    let mut at = skip;
+    Ok(rows
+        .iter()
+        .map(|n| {
+            let mask = keep[at..at + n].to_vec();
+            at += n;
+            mask
+        })
+        .collect())
+}
+
+/// The sort of every pair by key, then global row.
+fn sort_pairs(files: Vec<KeyFile>) -> Result<Arc<dyn ExecutionPlan>> {
+    let schema = sort_schema();
+    let source = Arc::new(AllPairs {
+        files: Mutex::new(Some(files)),
+        schema: schema.clone(),
+    });
+    let input = StreamingTableExec::try_new(schema.clone(), vec![source], None, [], false, None)?;
+    let order = ["hi", "lo", "row"]
+        .iter()
+        .map(|c| Ok(PhysicalSortExpr::new_default(col(c, &schema)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let order = LexOrdering::new(order).ok_or_else(|| exec_datafusion_err!("no sort key"))?;
+    Ok(Arc::new(SortExec::new(order, Arc::new(input))))
+}
+
+/// How a key's later rows join its first.
+enum Joiner {
+    /// Exact dedup: the later rows are dropped.
+    First(Vec<bool>),
+    /// MinHash: the rows are one component; its smallest row is the root and survives.
+    Components(Vec<u32>),
+}
+
+impl Joiner {
+    fn join(&mut self, first: u32, row: u32) {
+        match self {
+            Joiner::First(keep) => keep[row as usize] = false,
+            Joiner::Components(parent) => {
+                let (a, b) = (find(parent, first), find(parent, row));
+                let (lo, hi) = (a.min(b), a.max(b));
+                parent[hi as usize] = lo;
+            }
+        }
+    }
+
+    fn keep(self) -> Vec<bool> {
+        match self {
+            Joiner::First(keep) => keep,
+            Joiner::Components(mut parent) => (0..parent.len() as u32)
+                .map(|g| find(&mut parent, g) == g)
+                .collect(),
+        }
+    }
+}
+
+/// The root of `x`, halving the path.
+pub(crate) fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        parent[x as usize] = parent[parent[x as usize] as usize];
+        x = parent[x as usize];
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(rows: &[&[u128]]) -> Keys {
+        let mut k = Keys::new();
+        for r in rows {
+            k.push_row(r.iter().copied());
+        }
+        k
+    }
+
+    #[test]
+    fn minhash_components_keep_their_smallest_row() {
+        // Rows 0-1 share key 7; 1-3 share 9 (a chain 0-1-3); 2 and 4 are alone; 5 has no keys.
+        let parts = [keys(&[&[7, 1], &[7, 9]]), keys(&[&[2], &[9], &[4], &[]])];
+        let budget = MemoryBudget::new(1 << 20).unwrap();
+        let files = parts.iter().map(|k| KeyFile::write(k).unwrap()).collect();
+        let masks = decide_sorted(DedupKind::MinHashBands, &budget, None, files).unwrap();
+        assert_eq!(masks, [vec![true, false], vec![true, false, true, true]]);
+    }
+
+    #[test]
+    fn exact_keys_before_drop_later_rows() {
+        let budget = MemoryBudget::new(1 << 20).unwrap();
+        let before = KeyFile::write(&keys(&[&[5]])).unwrap();
+        let files = vec![KeyFile::write(&keys(&[&[5], &[6], &[6], &[]])).unwrap()];
+        let masks = decide_sorted(DedupKind::Exact, &budget, Some(before), files).unwrap();
+        assert_eq!(masks, [vec![false, true, false, true]]);
+    }
+
+    /// Per row its keys: `bands` per row for MinHash (one for exact), with a long chain (row
+    /// `i` shares a band with row `i + 1` over a third of the rows), one hub key shared by every
+    /// fifth row, rows without keys (nulls) every thirteenth, and the rest pseudo-random.
+    fn corpus(rows: usize, bands: usize) -> Vec<Vec<u128>> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        (0..rows)
+            .map(|i| {
+                if i % 13 == 5 {
+                    return Vec::new();
+                }
+                (0..bands)
+                    .map(|b| {
+                        let b128 = b as u128;
+                        if i < rows / 3 && b == i % bands {
+                            (b128 << 64) | (i / 2) as u128 // shared with a neighbour
+                        } else if i % 5 == 0 && b == 0 {
+                            7 << 100 // the hub
+                        } else if bands == 1 {
+                            (next() % (rows as u64 / 3)) as u128 // exact: many repeats
+                        } else {
+                            (b128 << 64) | (next() % (rows as u64 * 4)) as u128
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn split(rows: &[Vec<u128>], partitions: usize) -> Vec<Keys> {
+        let per = rows.len().div_ceil(partitions);
+        (0..partitions)
+            .map(|p| {
+                let mut k = Keys::new();
+                for r in rows.iter().skip(p * per).take(per) {
+                    k.push_row(r.iter().copied());
+                }
+                k
+            })
+            .collect()
+    }
+
+    /// A barrier under a budget that its keys exceed gives the same masks as the in-memory
+    /// decision, for 1, 3 and 7 partitions arriving in any order.
+    #[test]
+    fn spilled_decisions_match_the_in_memory_ones() {
+        use super::super::dedup::DedupBarrier;
+        for (kind, bands) in [(DedupKind::Exact, 1), (DedupKind::MinHashBands, 4)] {
+            let rows = corpus(2000, bands);
+            for partitions in [1, 3, 7] {
+                let parts = split(&rows, partitions);
+                let expected = super::super::dedup::decide_in_memory(kind, &parts).unwrap();
+                for (budget, spills) in [
+                    (None, false),
+                    (Some(64 << 10), true),
+                    (Some(64 << 20), false),
+                ] {
+                    let b = DedupBarrier::new(0, kind, partitions, None, None);
+                    if let Some(bytes) = budget {
+                        b.set_budget(MemoryBudget::new(bytes).unwrap());
+                    }
+                    // Middle partitions first, then the first: exact dedup decides a prefix before
+                    // the keys go to disk.
+                    let mut order: Vec<usize> = (0..partitions).collect();
+                    order.rotate_left(partitions / 2);
+                    for p in order {
+                        b.contribute(p, parts[p].clone()).unwrap();
+                    }
+                    let masks: Vec<Vec<bool>> = (0..partitions)
+                        .map(|p| b.mask(p).unwrap().unwrap())
+                        .collect();
+                    let case = format!("{kind:?}, {partitions} partitions, budget {budget:?}");
+                    assert_eq!(b.spilled(), spills, "{case}");
+                    assert_eq!(masks, expected, "{case}");
+                }
+            }
+        }
+    }
+}
