@@ -15,7 +15,7 @@ use datafusion::functions::core::expr_fn::{get_field, named_struct};
 use datafusion::logical_expr::{
     Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder, lit,
 };
-use dj_udfs::{Operator, PY_MAXSIZE, STATS_COLUMN, StatRange};
+use dj_udfs::{Operator, PY_MAXSIZE, STATS_COLUMN, SelectorKind, SelectorOp, StatRange};
 
 use crate::nodes::dedup::{Concurrency, DedupBarrier};
 use crate::nodes::{
@@ -760,11 +760,11 @@ fn absolute_media_paths(
 fn compile_selector(
     plan: LogicalPlan,
     op: &OpConfig,
-    s: &dj_udfs::selector::SelectorOp,
+    s: &SelectorOp,
     ctx: &PartitionContext<'_>,
 ) -> Result<LogicalPlan, CompileError> {
     use datafusion::common::ScalarValue;
-    use dj_udfs::selector::{SELECT_KEY_COLUMN, SelectorKind};
+    use dj_udfs::selector::SELECT_KEY_COLUMN;
     let schema = plan.schema().clone();
     let value = match (&s.field, &s.value_udf) {
         (Some(field), Some(udf)) => match field_expr(&schema, field) {

@@ -22,7 +22,10 @@ pub mod udf;
 pub mod value;
 pub mod wire;
 
-pub use operator::{DedupKind, DedupOp, FieldFilterOp, FieldStat, FilterOp, Operator, StatRange};
+pub use operator::{
+    DedupKind, DedupOp, FieldFilterOp, FieldStat, FilterOp, Operator, SelectorKind, SelectorOp,
+    StatRange,
+};
 pub use params::{ParamError, ParamSpec, ParamType, Params};
 pub use registry::{lookup, registry};
 pub use spec::{OpKind, OpSpec};

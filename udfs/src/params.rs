@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 /// What went wrong with one parameter of one op.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ParamError {
     #[error("unknown parameter `{param}` of {op}{}", suggest_text(.suggestions))]
     Unknown {
@@ -29,11 +29,12 @@ pub enum ParamError {
         param: String,
         message: String,
     },
-    /// A model file the op needs is missing or unreadable.
+    /// A model file the op needs is missing or unreadable (`source` is a
+    /// [`crate::models::ModelError`]).
     #[error("operator {op}: {source}")]
     Model {
         op: String,
-        source: Box<crate::models::ModelError>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
@@ -327,7 +328,10 @@ impl Params {
 
     /// An error about parameter `name` of this op, for constructors' own checks.
     /// A model the op needs is not available.
-    pub(crate) fn model_error(&self, source: crate::models::ModelError) -> ParamError {
+    pub(crate) fn model_error(
+        &self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> ParamError {
         ParamError::Model {
             op: self.op.clone(),
             source: Box::new(source),

@@ -19,7 +19,8 @@ use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
-use dj_udfs::selector::{SelectValue, SelectorKind};
+use dj_udfs::SelectorKind;
+use dj_udfs::selector::SelectValue;
 use futures::StreamExt;
 use tokio::sync::Notify;
 

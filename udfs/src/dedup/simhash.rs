@@ -43,7 +43,7 @@ use serde_json::json;
 use super::minhash::{Shingler, Tokenization, positive, shingle_param_specs, shingle_params};
 use crate::operator::{DedupKind, DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
 /// Name of the SimHash column, as Data-Juicer names it (`HashKeys.simhash`).
@@ -397,6 +397,7 @@ pub(crate) fn document_simhash_deduplicator_spec() -> OpSpec {
     OpSpec {
         name: "document_simhash_deduplicator",
         kind: OpKind::Deduplicator,
+        model_use: ModelUse::None,
         params: || {
             use ParamType::*;
             let mut params = shingle_param_specs(

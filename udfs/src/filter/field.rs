@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::PY_MAXSIZE;
 use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, UdfIdentity};
 use crate::value::{FloatError, cell_value, py_eq, py_float, py_truthy};
 
@@ -20,6 +20,7 @@ pub(crate) fn specified_field_spec() -> OpSpec {
     OpSpec {
         name: "specified_field_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(
@@ -45,6 +46,7 @@ pub(crate) fn suffix_spec() -> OpSpec {
     OpSpec {
         name: "suffix_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![ParamSpec::new(
                 "suffixes",
@@ -100,6 +102,7 @@ pub(crate) fn specified_numeric_field_spec() -> OpSpec {
     OpSpec {
         name: "specified_numeric_field_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(

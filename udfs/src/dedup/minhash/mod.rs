@@ -59,7 +59,7 @@ use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::numpy_legacy::{Mt19937, randint_u64};
 use crate::py::regex::{PyRegex, Template};
 use crate::py::scipy_quad::quad;
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{CharSet, char_boundaries, py_lower, whitespace_spans};
 use crate::udf::{OpUdf, UdfBody, UdfIdentity, single_array, text_signature};
 
@@ -682,6 +682,7 @@ pub(crate) fn document_minhash_deduplicator_spec() -> OpSpec {
     OpSpec {
         name: "document_minhash_deduplicator",
         kind: OpKind::Deduplicator,
+        model_use: ModelUse::WithSomeParams,
         params: || {
             use ParamType::*;
             let mut params = shingle_param_specs(
