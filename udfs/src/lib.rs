@@ -5,6 +5,7 @@
 //! schema and constructor, so a recipe's `process:` list can be validated and built.
 
 pub(crate) mod cache_dirs;
+pub mod columns;
 pub mod dedup;
 pub mod filter;
 pub mod mapper;
@@ -22,6 +23,7 @@ pub mod udf;
 pub mod value;
 pub mod wire;
 
+pub use columns::{HASH_COLUMN, STATS_COLUMN};
 pub use operator::{
     DedupKind, DedupOp, FieldFilterOp, FieldStat, FilterOp, Operator, SelectorKind, SelectorOp,
     StatRange,
@@ -34,9 +36,5 @@ pub use spec::{OpKind, OpSpec};
 /// checkpoints of earlier releases are not reused across jobs.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Name of the struct column holding per-sample stats, as Data-Juicer names it.
-pub const STATS_COLUMN: &str = "__dj__stats__";
-/// Name of the column holding the document hash of `document_deduplicator`.
-pub const HASH_COLUMN: &str = "__dj__hash";
 /// Python's `sys.maxsize`, Data-Juicer's default upper bound.
 pub const PY_MAXSIZE: i64 = i64::MAX;

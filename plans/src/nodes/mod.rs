@@ -62,5 +62,7 @@ pub use checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
 pub use dedup::{Concurrency, DedupBarrier, DedupExec, DedupNode, KeySet, Keys, keep_first};
+/// Kept for the binary crate, which names it here; defined in [`dj_udfs::columns`].
+pub use dj_udfs::columns::ORDER_COLUMN;
 pub use op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
-pub use select::{ORDER_COLUMN, SelectBarrier, SelectExec, SelectNode};
+pub use select::{SelectBarrier, SelectExec, SelectNode};

@@ -20,6 +20,7 @@ use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder,
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use dj_udfs::SelectorKind;
+use dj_udfs::columns::ORDER_COLUMN;
 use dj_udfs::selector::SelectValue;
 use futures::StreamExt;
 use tokio::sync::Notify;
@@ -27,9 +28,6 @@ use tokio::sync::Notify;
 use super::dedup::Concurrency;
 use super::offline::TimedStream;
 use super::spill::Spill;
-
-/// Output rank of each row after a selector; the export sorts by it. Never exported.
-pub const ORDER_COLUMN: &str = "__dj__order";
 
 /// One partition's rows at a selector: dataset-order key and value per row.
 #[derive(Debug, Clone, Default, PartialEq)]

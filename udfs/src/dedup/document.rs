@@ -7,7 +7,7 @@ use md5::{Digest, Md5};
 use serde_json::json;
 
 use super::md5x16::md5_many;
-use crate::HASH_COLUMN;
+use crate::columns::HASH_COLUMN;
 use crate::operator::{DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{ModelUse, OpKind, OpSpec};

@@ -41,13 +41,12 @@ use md5::{Digest, Md5};
 use serde_json::json;
 
 use super::minhash::{Shingler, Tokenization, positive, shingle_param_specs, shingle_params};
+use crate::columns::SIMHASH_COLUMN;
 use crate::operator::{DedupKind, DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
-/// Name of the SimHash column, as Data-Juicer names it (`HashKeys.simhash`).
-pub(crate) const SIMHASH_COLUMN: &str = "__dj__simhash";
 /// Bits of a SimHash value.
 pub(crate) const BITS: usize = 64;
 

@@ -10,6 +10,7 @@ use datafusion_common::{Result, exec_err};
 use serde_json::{Value, json};
 
 use crate::PY_MAXSIZE;
+use crate::columns::SUFFIX_COLUMN;
 use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{ModelUse, OpKind, OpSpec};
@@ -94,9 +95,6 @@ fn build_suffix(p: &Params) -> Result<Operator, ParamError> {
         keep: OpUdf::from_fn(UdfIdentity::of(p, "_keep"), Some(DataType::Boolean), keep),
     }))
 }
-
-/// Data-Juicer's `Fields.suffix`.
-pub(crate) const SUFFIX_COLUMN: &str = "__dj__suffix__";
 
 pub(crate) fn specified_numeric_field_spec() -> OpSpec {
     OpSpec {

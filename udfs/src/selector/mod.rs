@@ -21,9 +21,6 @@ use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, UdfIdentity};
 use crate::value::{cell_value, py_float};
 
-/// Column holding each row's selector value while a selector runs.
-pub const SELECT_KEY_COLUMN: &str = "__dj__select_key";
-
 /// A row's selector value as the barrier keeps it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SelectValue {

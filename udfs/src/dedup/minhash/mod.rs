@@ -53,6 +53,7 @@ use permute::Permutations;
 pub(crate) use permute::permute;
 use sha1x16::Sha1x16;
 
+use crate::columns::MINHASH_COLUMN;
 use crate::models::SentencePiece;
 use crate::operator::{DedupKind, DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -63,8 +64,6 @@ use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{CharSet, char_boundaries, py_lower, whitespace_spans};
 use crate::udf::{OpUdf, UdfBody, UdfIdentity, single_array, text_signature};
 
-/// Name of the band-key column, as Data-Juicer names its MinHash column (`HashKeys.minhash`).
-pub(crate) const MINHASH_COLUMN: &str = "__dj__minhash";
 /// The Mersenne prime 2^61 - 1 of the permutations.
 pub(crate) const MERSENNE_PRIME: u64 = (1 << 61) - 1;
 /// Largest permuted value, 2^32 - 1; also the value of every permutation for an empty shingle set.
