@@ -16,6 +16,7 @@ pub mod py;
 pub mod registry;
 pub mod selector;
 pub mod spec;
+pub mod suggest;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod text;

@@ -8,8 +8,8 @@
 
 use std::sync::LazyLock;
 
-use crate::params::closest_names;
 pub use crate::spec::{OpKind, OpSpec};
+use crate::suggest::{closest_names, format_suggestions};
 use crate::{dedup, filter, mapper, selector};
 
 /// Every supported operator, in Data-Juicer's category order. Each family's `specs()` (in its
@@ -57,19 +57,11 @@ pub(crate) const UNSUPPORTED_OPS: &[(&str, &str)] = &[
 pub enum LookupError {
     #[error("operator {op} needs {model}, not supported yet")]
     NeedsModel { op: String, model: String },
-    #[error("unknown operator `{op}`{}", suggest(.suggestions))]
+    #[error("unknown operator `{op}`{}", format_suggestions(.suggestions))]
     Unknown {
         op: String,
         suggestions: Vec<String>,
     },
-}
-
-fn suggest(s: &[String]) -> String {
-    if s.is_empty() {
-        String::new()
-    } else {
-        format!("; did you mean {}?", s.join(", "))
-    }
 }
 
 /// Like [`lookup`], with a precise error.
