@@ -18,9 +18,9 @@ use datafusion::logical_expr::{
 use dj_udfs::columns::{JOINT_STATS_COLUMN, ORDER_COLUMN, SELECT_KEY_COLUMN, STATS_COLUMN};
 use dj_udfs::{Operator, PY_MAXSIZE, SelectorKind, SelectorOp, StatRange};
 
-use crate::nodes::dedup::{Concurrency, DedupBarrier};
+use crate::nodes::dedup::DedupBarrier;
 use crate::nodes::{
-    Boundary, CheckpointNode, CheckpointTarget, DedupNode, OpBoundaryNode, OpCounters,
+    Boundary, CheckpointNode, CheckpointTarget, Concurrency, DedupNode, OpBoundaryNode, OpCounters,
 };
 use crate::nodes::{SelectBarrier, SelectNode};
 use crate::recipe::{OpConfig, Recipe};

@@ -25,7 +25,7 @@ use dj_udfs::selector::SelectValue;
 use futures::StreamExt;
 use tokio::sync::Notify;
 
-use super::dedup::Concurrency;
+use super::concurrency::Concurrency;
 use super::offline::TimedStream;
 use super::spill::Spill;
 
