@@ -320,7 +320,6 @@ impl Params {
         }
     }
 
-    /// An error about parameter `name` of this op, for constructors' own checks.
     /// A model the op needs is not available.
     pub(crate) fn model_error(
         &self,
@@ -332,6 +331,7 @@ impl Params {
         }
     }
 
+    /// An error about parameter `name` of this op, for constructors' own checks.
     pub fn invalid(&self, name: &str, message: impl Into<String>) -> ParamError {
         ParamError::Invalid {
             op: self.op.clone(),

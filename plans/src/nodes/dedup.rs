@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::{DFSchemaRef, DataFusionError, Result};
+use datafusion::common::{DFSchemaRef, DataFusionError, Result, exec_datafusion_err, exec_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::physical_plan::metrics::{
@@ -157,9 +157,7 @@ fn decide(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Vec<bool>>> {
             values.shrink_to_fit();
             let cluster =
                 dj_udfs::dedup::simhash::components(&values, num_blocks, hamming_distance)
-                    .map_err(|e| {
-                        DataFusionError::Execution(format!("document_simhash_deduplicator: {e}"))
-                    })?;
+                    .map_err(|e| exec_datafusion_err!("document_simhash_deduplicator: {e}"))?;
             let mut seen = vec![false; values.len()];
             parts
                 .iter()
@@ -289,7 +287,7 @@ impl DedupBarrier {
         match &st.keep {
             None => Ok(st.prefix.get(p).cloned()),
             Some(Ok(keep)) => Ok(Some(keep[p].clone())),
-            Some(Err(e)) => Err(DataFusionError::Execution(e.clone())),
+            Some(Err(e)) => exec_err!("{e}"),
         }
     }
 
@@ -395,11 +393,11 @@ impl DedupBarrier {
         };
         // A decision made elsewhere must be about these very rows.
         if rows != keep.len() {
-            return Err(DataFusionError::Execution(format!(
+            return exec_err!(
                 "dedup op {}: partition {p} produced {rows} rows, but its keep decision covers {}",
                 self.op_index,
                 keep.len()
-            )));
+            );
         }
         if let Some(c) = &self.concurrency {
             c.acquire(p).await;
@@ -410,7 +408,7 @@ impl DedupBarrier {
 
 /// A failure to save a key or value file, naming it.
 pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFusionError {
-    DataFusionError::Execution(format!("cannot save {}: {e}", path.display()))
+    exec_datafusion_err!("cannot save {}: {e}", path.display())
 }
 
 /// Key file: per row a little-endian u32 key count, then the 16-byte keys.
@@ -609,9 +607,7 @@ fn bytes_key(b: &[u8]) -> u128 {
 /// The key of a SimHash value: its decimal string (`str(np.uint64(h))`) parsed, zero-extended.
 fn simhash_key(value: &str) -> Result<u128> {
     value.parse::<u64>().map(u128::from).map_err(|_| {
-        DataFusionError::Execution(format!(
-            "a SimHash must be a decimal 64-bit unsigned integer, got {value:?}"
-        ))
+        exec_datafusion_err!("a SimHash must be a decimal 64-bit unsigned integer, got {value:?}")
     })
 }
 
@@ -644,9 +640,9 @@ fn keys_of(kind: DedupKind, batch: &RecordBatch, col: usize, out: &mut Keys) -> 
             }
         }
         other => {
-            return Err(DataFusionError::Execution(format!(
+            return exec_err!(
                 "hash column must be a string or a list of binary band keys, got {other}"
-            )));
+            );
         }
     }
     Ok(())
@@ -721,11 +717,11 @@ impl ExecutionPlan for DedupExec {
                     let n = batch.num_rows();
                     let timer = compute.timer();
                     let Some(bits) = keep.get(offset..offset + n) else {
-                        return Err(DataFusionError::Execution(format!(
+                        return exec_err!(
                             "dedup op #{}: the decided mask has {} rows, the partition more",
                             barrier.op_index,
                             keep.len()
-                        )));
+                        );
                     };
                     let kept = filter_record_batch(&batch, &BooleanArray::from(bits.to_vec()))?;
                     offset += n;

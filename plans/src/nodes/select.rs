@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, UInt64Array};
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::{DataType, Float64Type, UInt64Type};
-use datafusion::common::{DFSchemaRef, DataFusionError, Result};
+use datafusion::common::{DFSchemaRef, DataFusionError, Result, exec_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
@@ -417,9 +417,7 @@ fn rows_of(
                 }
                 DataType::Null => SelectValue::None,
                 other => {
-                    return Err(DataFusionError::Execution(format!(
-                        "selector value column must be Float64 or Utf8, got {other}"
-                    )));
+                    return exec_err!("selector value column must be Float64 or Utf8, got {other}");
                 }
             }
         };
@@ -495,11 +493,11 @@ impl ExecutionPlan for SelectExec {
                     let batch = batch?;
                     let n = batch.num_rows();
                     let Some(part) = ranks.get(offset..offset + n) else {
-                        return Err(DataFusionError::Execution(format!(
+                        return exec_err!(
                             "selector op #{}: the decided ranks cover {} rows, the partition more",
                             barrier.op_index,
                             ranks.len()
-                        )));
+                        );
                     };
                     offset += n;
                     let kept = ranked(&batch, part, order_index, &schema)?;

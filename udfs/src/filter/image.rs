@@ -13,7 +13,7 @@ use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Float64Builder, Int64Builder, ListBuilder,
 };
 use arrow::datatypes::DataType;
-use datafusion_common::{DataFusionError, Result, exec_err};
+use datafusion_common::{Result, exec_err};
 use serde_json::json;
 
 use crate::PY_MAXSIZE;
@@ -219,9 +219,7 @@ fn measure_stat(p: &Params, key: &str, measure: Measure) -> FieldStat {
                         Ok(v) => values.push(v),
                         Err(_) if skip_errors => failed = true,
                         Err(e) => {
-                            return Err(DataFusionError::Execution(format!(
-                                "{op}: cannot read image `{path}`: {e}"
-                            )));
+                            return exec_err!("{op}: cannot read image `{path}`: {e}");
                         }
                     }
                 }

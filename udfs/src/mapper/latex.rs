@@ -295,7 +295,8 @@ pub(crate) fn remove_comments_spec() -> OpSpec {
     }
 }
 
-/// `rest` starts with `\` + ASCII alphanumerics: their byte length (0 if none).
+/// The byte length of the ASCII alphanumerics `s` starts with (0 if none): the length of a macro
+/// name when `s` is the text right after its `\`.
 fn alnum_run(s: &str) -> usize {
     s.bytes().take_while(u8::is_ascii_alphanumeric).count()
 }
