@@ -15,13 +15,14 @@ use datafusion::functions::core::expr_fn::{get_field, named_struct};
 use datafusion::logical_expr::{
     Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder, lit,
 };
-use dj_udfs::{Operator, PY_MAXSIZE, STATS_COLUMN, StatRange};
+use dj_udfs::columns::{JOINT_STATS_COLUMN, ORDER_COLUMN, SELECT_KEY_COLUMN, STATS_COLUMN};
+use dj_udfs::{Operator, PY_MAXSIZE, SelectorKind, SelectorOp, StatRange};
 
-use crate::nodes::dedup::{Concurrency, DedupBarrier};
+use crate::nodes::dedup::DedupBarrier;
 use crate::nodes::{
-    Boundary, CheckpointNode, CheckpointTarget, DedupNode, OpBoundaryNode, OpCounters,
+    Boundary, CheckpointNode, CheckpointTarget, Concurrency, DedupNode, OpBoundaryNode, OpCounters,
 };
-use crate::nodes::{ORDER_COLUMN, SelectBarrier, SelectNode};
+use crate::nodes::{SelectBarrier, SelectNode};
 use crate::recipe::{OpConfig, Recipe};
 
 #[derive(Debug, thiserror::Error)]
@@ -70,9 +71,6 @@ pub struct CompiledRecipe {
     pub plan: LogicalPlan,
     pub counters: Arc<OpCounters>,
 }
-
-/// Temporary column holding a field filter's joint stats between two projections.
-const JOINT_COLUMN: &str = "__dj__joint_stats";
 
 fn column(name: &str) -> Expr {
     Expr::Column(Column::new_unqualified(name))
@@ -586,11 +584,11 @@ fn field_filter_stats(
                     LogicalPlanBuilder::from(plan)
                         .project(with_column(
                             &schema,
-                            JOINT_COLUMN,
+                            JOINT_STATS_COLUMN,
                             joint.call(vec![input.clone()]),
                         ))?
                         .build()?,
-                    column(JOINT_COLUMN),
+                    column(JOINT_STATS_COLUMN),
                     f.stats.iter().collect(),
                 ),
                 None => (plan, input.clone(), missing),
@@ -760,11 +758,10 @@ fn absolute_media_paths(
 fn compile_selector(
     plan: LogicalPlan,
     op: &OpConfig,
-    s: &dj_udfs::selector::SelectorOp,
+    s: &SelectorOp,
     ctx: &PartitionContext<'_>,
 ) -> Result<LogicalPlan, CompileError> {
     use datafusion::common::ScalarValue;
-    use dj_udfs::selector::{SELECT_KEY_COLUMN, SelectorKind};
     let schema = plan.schema().clone();
     let value = match (&s.field, &s.value_udf) {
         (Some(field), Some(udf)) => match field_expr(&schema, field) {

@@ -22,7 +22,8 @@ use datafusion::prelude::{DataFrame, SessionContext, col};
 use dj_plans::Recipe;
 use dj_plans::compile::{CompileError, filter_stats};
 use dj_plans::source::RowRangeTable;
-use dj_udfs::{Operator, STATS_COLUMN};
+use dj_udfs::Operator;
+use dj_udfs::columns::STATS_COLUMN;
 use futures::StreamExt;
 use serde::Serialize;
 

@@ -213,7 +213,7 @@ pub(crate) async fn decide_selectors_on_cluster(
                 let values_plan = datafusion::logical_expr::LogicalPlanBuilder::from(input)
                     .project(vec![
                         datafusion::prelude::col(&value),
-                        datafusion::prelude::col(dj_plans::nodes::ORDER_COLUMN),
+                        datafusion::prelude::col(dj_udfs::columns::ORDER_COLUMN),
                     ])?
                     .build()?;
                 let stream = session

@@ -22,15 +22,13 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::Compression as ParquetCompression;
 use datafusion::parquet::file::properties::WriterProperties;
-use dj_udfs::{HASH_COLUMN, STATS_COLUMN};
+use dj_udfs::columns::{HASH_COLUMNS, META_COLUMN, STATS_COLUMN};
 
 use dj_plans::atomic::AtomicFile;
 use dj_plans::drop_behind::DropBehindWriter;
 use dj_plans::pyjson::{self, JsonTypes, Step};
 use dj_plans::source::InputIndex;
 
-/// Data-Juicer's tag column, exported with the stats.
-pub(crate) const META_COLUMN: &str = "__dj__meta__";
 /// A partition's result on disk: Arrow IPC, or JSON lines fragments of its export lines (and
 /// stats lines); when placed, its kept lines' share of the shared files.
 pub(crate) struct Staged {
@@ -52,15 +50,6 @@ pub(crate) fn json_types_of(index: &InputIndex) -> JsonTypes {
     }
     types
 }
-
-/// Hash columns Data-Juicer drops unless `keep_hashes_in_res_ds`.
-const HASH_COLUMNS: &[&str] = &[
-    HASH_COLUMN,
-    "__dj__minhash",
-    "__dj__simhash",
-    "__dj__imagehash",
-    "__dj__videohash",
-];
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ExportError {
@@ -160,7 +149,7 @@ impl ExportSpec {
     /// The exported columns of `schema` (stats, tags and hashes dropped unless kept).
     pub(crate) fn result_schema(&self, schema: &Schema) -> Schema {
         let keep = |name: &str| {
-            name != dj_plans::nodes::ORDER_COLUMN
+            name != dj_udfs::columns::ORDER_COLUMN
                 && (self.keep_stats || (name != STATS_COLUMN && name != META_COLUMN))
                 && (self.keep_hashes || !HASH_COLUMNS.contains(&name))
         };
@@ -191,7 +180,7 @@ impl JsonFragmentEncoder {
     pub(crate) fn new(spec: &ExportSpec, schema: &Schema) -> Result<Option<Self>, ExportError> {
         if spec.format != ExportFormat::Jsonl
             || spec.shard_size > 0
-            || schema.index_of(dj_plans::nodes::ORDER_COLUMN).is_ok()
+            || schema.index_of(dj_udfs::columns::ORDER_COLUMN).is_ok()
         {
             return Ok(None);
         }

@@ -157,7 +157,7 @@ mod tests {
                     Arc::new(StringArray::from(texts.to_vec())) as ArrayRef,
                 ),
                 (
-                    "__dj__order",
+                    dj_udfs::columns::ORDER_COLUMN,
                     Arc::new(UInt64Array::from(ranks.to_vec())) as ArrayRef,
                 ),
             ])
@@ -213,8 +213,11 @@ mod tests {
             let text: ArrayRef = Arc::new(StringArray::from_iter_values(
                 ranks.iter().map(|r| format!("row {r}")),
             ));
-            let b =
-                RecordBatch::try_from_iter(vec![("text", text), ("__dj__order", order)]).unwrap();
+            let b = RecordBatch::try_from_iter(vec![
+                ("text", text),
+                (dj_udfs::columns::ORDER_COLUMN, order),
+            ])
+            .unwrap();
             let path = dir.path().join(format!("p{part}"));
             let mut w =
                 StreamWriter::try_new(std::fs::File::create(&path).unwrap(), &b.schema()).unwrap();

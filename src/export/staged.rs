@@ -174,7 +174,7 @@ async fn export_arrow_files(
     schema: &SchemaRef,
     files: &[&Path],
 ) -> Result<()> {
-    match schema.index_of(dj_plans::nodes::ORDER_COLUMN) {
+    match schema.index_of(dj_udfs::columns::ORDER_COLUMN) {
         Ok(order) => {
             write_in_rank_order(files, order, |b| {
                 exporter.write(b).map_err(anyhow::Error::from)

@@ -5,6 +5,7 @@
 //! schema and constructor, so a recipe's `process:` list can be validated and built.
 
 pub(crate) mod cache_dirs;
+pub mod columns;
 pub mod dedup;
 pub mod filter;
 pub mod mapper;
@@ -15,6 +16,7 @@ pub mod py;
 pub mod registry;
 pub mod selector;
 pub mod spec;
+pub mod suggest;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod text;
@@ -22,7 +24,10 @@ pub mod udf;
 pub mod value;
 pub mod wire;
 
-pub use operator::{DedupKind, DedupOp, FieldFilterOp, FieldStat, FilterOp, Operator, StatRange};
+pub use operator::{
+    DedupKind, DedupOp, FieldFilterOp, FieldStat, FilterOp, Operator, SelectorKind, SelectorOp,
+    StatRange,
+};
 pub use params::{ParamError, ParamSpec, ParamType, Params};
 pub use registry::{lookup, registry};
 pub use spec::{OpKind, OpSpec};
@@ -31,9 +36,5 @@ pub use spec::{OpKind, OpSpec};
 /// checkpoints of earlier releases are not reused across jobs.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Name of the struct column holding per-sample stats, as Data-Juicer names it.
-pub const STATS_COLUMN: &str = "__dj__stats__";
-/// Name of the column holding the document hash of `document_deduplicator`.
-pub const HASH_COLUMN: &str = "__dj__hash";
 /// Python's `sys.maxsize`, Data-Juicer's default upper bound.
 pub const PY_MAXSIZE: i64 = i64::MAX;

@@ -1,11 +1,31 @@
-//! A built operator: what the plan compiler needs to place one recipe step in a plan.
+//! A built operator: what the plan compiler needs to place one recipe step in a plan, and its
+//! Data-Juicer category ([`OpKind`]).
 
 use std::sync::Arc;
 
 use datafusion_expr::ScalarUDF;
 
 use crate::params::Params;
-use crate::spec::OpKind;
+
+/// Data-Juicer's operator categories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Mapper,
+    Filter,
+    Deduplicator,
+    Selector,
+}
+
+impl OpKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpKind::Mapper => "mapper",
+            OpKind::Filter => "filter",
+            OpKind::Deduplicator => "deduplicator",
+            OpKind::Selector => "selector",
+        }
+    }
+}
 
 /// One recipe step, built and ready to plan.
 #[derive(Debug, Clone)]
@@ -20,7 +40,7 @@ pub enum Operator {
     /// image list), then keeps the rows its keep UDF accepts.
     FieldFilter(FieldFilterOp),
     /// Reads a value per row; a global node keeps and reorders rows by all rows' values.
-    Selector(crate::selector::SelectorOp),
+    Selector(SelectorOp),
 }
 
 impl Operator {
@@ -137,6 +157,41 @@ pub enum DedupKind {
     SimHash {
         num_blocks: usize,
         hamming_distance: usize,
+    },
+}
+
+/// A built selector: the field it reads (None for `random_selector`) and its decision.
+#[derive(Debug, Clone)]
+pub struct SelectorOp {
+    pub field: Option<String>,
+    pub kind: SelectorKind,
+    /// Field value -> selector value (Float64 sort value, or Utf8 group key for frequency).
+    pub value_udf: Option<Arc<ScalarUDF>>,
+}
+
+/// Which rows a selector keeps, and in what order, from all rows' values (the decision itself is
+/// `SelectorKind::select`, in [`crate::selector`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SelectorKind {
+    TopK {
+        top_ratio: Option<f64>,
+        topk: Option<u64>,
+        reverse: bool,
+    },
+    Range {
+        lower_percentile: Option<f64>,
+        upper_percentile: Option<f64>,
+        lower_rank: Option<u64>,
+        upper_rank: Option<u64>,
+    },
+    Frequency {
+        top_ratio: Option<f64>,
+        topk: Option<u64>,
+        reverse: bool,
+    },
+    Random {
+        select_ratio: Option<f64>,
+        select_num: Option<u64>,
     },
 }
 

@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::suggest::{closest_names, format_suggestions};
+
 /// What went wrong with one parameter of one op.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ParamError {
-    #[error("unknown parameter `{param}` of {op}{}", suggest_text(.suggestions))]
+    #[error("unknown parameter `{param}` of {op}{}", format_suggestions(.suggestions))]
     Unknown {
         op: String,
         param: String,
@@ -29,11 +31,12 @@ pub enum ParamError {
         param: String,
         message: String,
     },
-    /// A model file the op needs is missing or unreadable.
+    /// A model file the op needs is missing or unreadable (`source` is a
+    /// [`crate::models::ModelError`]).
     #[error("operator {op}: {source}")]
     Model {
         op: String,
-        source: Box<crate::models::ModelError>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
@@ -47,14 +50,6 @@ impl ParamError {
             // Not about one parameter: errors point at the op's entry.
             ParamError::Model { .. } => "",
         }
-    }
-}
-
-fn suggest_text(s: &[String]) -> String {
-    if s.is_empty() {
-        String::new()
-    } else {
-        format!("; did you mean {}?", s.join(", "))
     }
 }
 
@@ -325,15 +320,18 @@ impl Params {
         }
     }
 
-    /// An error about parameter `name` of this op, for constructors' own checks.
     /// A model the op needs is not available.
-    pub(crate) fn model_error(&self, source: crate::models::ModelError) -> ParamError {
+    pub(crate) fn model_error(
+        &self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> ParamError {
         ParamError::Model {
             op: self.op.clone(),
             source: Box::new(source),
         }
     }
 
+    /// An error about parameter `name` of this op, for constructors' own checks.
     pub fn invalid(&self, name: &str, message: impl Into<String>) -> ParamError {
         ParamError::Invalid {
             op: self.op.clone(),
@@ -352,25 +350,6 @@ fn describe_value(v: &Value) -> String {
         Value::Array(_) => "a list".into(),
         Value::Object(_) => "a mapping".into(),
     }
-}
-
-/// Up to three names from `candidates` closest to `name`: Jaro-Winkler similarity >= 0.7 and
-/// within 0.05 of the best match.
-pub fn closest_names(name: &str, candidates: &[&str]) -> Vec<String> {
-    let mut scored: Vec<(f64, &str)> = candidates
-        .iter()
-        .map(|c| (strsim::jaro_winkler(name, c), *c))
-        .filter(|(s, _)| *s >= 0.7)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    // Only names about as close as the best one: a clear typo gets one suggestion.
-    let best = scored.first().map(|s| s.0).unwrap_or(0.0);
-    scored
-        .into_iter()
-        .take_while(|(s, _)| *s >= best - 0.05)
-        .take(3)
-        .map(|(_, c)| c.to_string())
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,13 +1,15 @@
 //! The registry: Data-Juicer op name -> parameter schema and constructor.
 //!
 //! Every supported op has one [`OpSpec`] (the leaf module [`crate::spec`]), defined next to its
-//! implementation and listed in [`registry`]; the registry is the only module that imports the families. Ops that need a downloaded model are listed in [`MODEL_OPS`] so recipes naming them
-//! get a precise "not supported yet" error instead of "unknown operator".
+//! implementation and listed in [`registry`]; the registry is the only module that imports the
+//! families. Data-Juicer ops refused because they need a model or data dj-fusion does not run are
+//! listed in [`UNSUPPORTED_OPS`], so recipes naming them get a precise "not supported yet" error
+//! instead of "unknown operator".
 
 use std::sync::LazyLock;
 
-use crate::params::closest_names;
 pub use crate::spec::{OpKind, OpSpec};
+use crate::suggest::{closest_names, format_suggestions};
 use crate::{dedup, filter, mapper, selector};
 
 /// Every supported operator, in Data-Juicer's category order. Each family's `specs()` (in its
@@ -28,8 +30,9 @@ pub fn lookup(name: &str) -> Option<&'static OpSpec> {
     registry().iter().find(|s| s.name == name)
 }
 
-/// Data-Juicer ops that need a downloaded model or an external service, with what they need.
-pub(crate) const MODEL_OPS: &[(&str, &str)] = &[
+/// Data-Juicer ops that dj-fusion refuses as not supported yet, because they need a model, data
+/// or service it does not run; each with what it needs (named in the error).
+pub(crate) const UNSUPPORTED_OPS: &[(&str, &str)] = &[
     ("text_action_filter", "a spaCy model"),
     ("text_entity_dependency_filter", "a spaCy model"),
     ("image_aesthetics_filter", "an aesthetics predictor model"),
@@ -54,19 +57,11 @@ pub(crate) const MODEL_OPS: &[(&str, &str)] = &[
 pub enum LookupError {
     #[error("operator {op} needs {model}, not supported yet")]
     NeedsModel { op: String, model: String },
-    #[error("unknown operator `{op}`{}", suggest(.suggestions))]
+    #[error("unknown operator `{op}`{}", format_suggestions(.suggestions))]
     Unknown {
         op: String,
         suggestions: Vec<String>,
     },
-}
-
-fn suggest(s: &[String]) -> String {
-    if s.is_empty() {
-        String::new()
-    } else {
-        format!("; did you mean {}?", s.join(", "))
-    }
 }
 
 /// Like [`lookup`], with a precise error.
@@ -74,7 +69,7 @@ pub fn resolve(name: &str) -> Result<&'static OpSpec, LookupError> {
     if let Some(spec) = lookup(name) {
         return Ok(spec);
     }
-    if let Some((_, model)) = MODEL_OPS.iter().find(|(n, _)| *n == name) {
+    if let Some((_, model)) = UNSUPPORTED_OPS.iter().find(|(n, _)| *n == name) {
         return Err(LookupError::NeedsModel {
             op: name.to_string(),
             model: model.to_string(),

@@ -17,7 +17,7 @@ use std::time::Instant;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::ipc::writer::FileWriter;
-use datafusion::common::{DFSchemaRef, DataFusionError, Result};
+use datafusion::common::{DFSchemaRef, DataFusionError, Result, exec_datafusion_err};
 use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::parquet::arrow::ArrowWriter;
@@ -255,7 +255,7 @@ struct CheckpointWriter {
 }
 
 fn err(path: &Path, e: impl fmt::Display) -> DataFusionError {
-    DataFusionError::Execution(format!("checkpoint {}: {e}", path.display()))
+    exec_datafusion_err!("checkpoint {}: {e}", path.display())
 }
 
 impl CheckpointWriter {

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::{DFSchemaRef, DataFusionError, Result};
+use datafusion::common::{DFSchemaRef, DataFusionError, Result, exec_datafusion_err, exec_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::physical_plan::metrics::{
@@ -33,8 +33,9 @@ use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use dj_udfs::DedupKind;
 use futures::StreamExt;
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Notify;
 
+use super::concurrency::Concurrency;
 use super::offline::TimedStream;
 use super::sorted_keys::{KeyFile, MemoryBudget, decide_sorted};
 use super::spill::{Spill, Spilled};
@@ -157,9 +158,7 @@ pub(crate) fn decide_in_memory(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Ve
             values.shrink_to_fit();
             let cluster =
                 dj_udfs::dedup::simhash::components(&values, num_blocks, hamming_distance)
-                    .map_err(|e| {
-                        DataFusionError::Execution(format!("document_simhash_deduplicator: {e}"))
-                    })?;
+                    .map_err(|e| exec_datafusion_err!("document_simhash_deduplicator: {e}"))?;
             let mut seen = vec![false; values.len()];
             parts
                 .iter()
@@ -202,55 +201,6 @@ pub struct DedupBarrier {
     /// The memory the keys may hold; past it they go to disk (exact and MinHash dedup; SimHash
     /// decides in memory). Unset: no limit.
     budget: std::sync::OnceLock<Arc<MemoryBudget>>,
-}
-
-/// The runner's limit on concurrently running partitions, with one permit slot per partition so
-/// that a partition blocked at a dedup barrier can hand its permit back.
-pub struct Concurrency {
-    semaphore: Arc<Semaphore>,
-    slots: Vec<Mutex<Option<OwnedSemaphorePermit>>>,
-    peak: std::sync::atomic::AtomicUsize,
-}
-
-impl Concurrency {
-    pub fn new(limit: usize, partitions: usize) -> Arc<Self> {
-        Arc::new(Concurrency {
-            semaphore: Arc::new(Semaphore::new(limit.max(1))),
-            slots: (0..partitions).map(|_| Mutex::new(None)).collect(),
-            peak: Default::default(),
-        })
-    }
-
-    /// Waits for a permit for partition `p` and holds it in `p`'s slot.
-    pub async fn acquire(&self, p: usize) {
-        let permit = self
-            .semaphore
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("semaphore never closed");
-        *self.slots[p].lock().unwrap() = Some(permit);
-        self.peak
-            .fetch_max(self.running(), std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Gives partition `p`'s permit back.
-    pub fn release(&self, p: usize) {
-        self.slots[p].lock().unwrap().take();
-    }
-
-    /// The most partitions that ever ran at once.
-    pub fn peak(&self) -> usize {
-        self.peak.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// How many partitions run now.
-    pub fn running(&self) -> usize {
-        self.slots
-            .iter()
-            .filter(|s| s.lock().unwrap().is_some())
-            .count()
-    }
 }
 
 struct BarrierState {
@@ -366,7 +316,7 @@ impl DedupBarrier {
         match &st.keep {
             None => Ok(st.prefix.get(p).cloned()),
             Some(Ok(keep)) => Ok(Some(keep[p].clone())),
-            Some(Err(e)) => Err(DataFusionError::Execution(e.clone())),
+            Some(Err(e)) => exec_err!("{e}"),
         }
     }
 
@@ -556,11 +506,11 @@ impl DedupBarrier {
         };
         // A decision made elsewhere must be about these very rows.
         if rows != keep.len() {
-            return Err(DataFusionError::Execution(format!(
+            return exec_err!(
                 "dedup op {}: partition {p} produced {rows} rows, but its keep decision covers {}",
                 self.op_index,
                 keep.len()
-            )));
+            );
         }
         if let Some(c) = &self.concurrency {
             c.acquire(p).await;
@@ -571,7 +521,7 @@ impl DedupBarrier {
 
 /// A failure to save a key or value file, naming it.
 pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFusionError {
-    DataFusionError::Execution(format!("cannot save {}: {e}", path.display()))
+    exec_datafusion_err!("cannot save {}: {e}", path.display())
 }
 
 /// Key file: per row a little-endian u32 key count, then the 16-byte keys.
@@ -770,9 +720,7 @@ fn bytes_key(b: &[u8]) -> u128 {
 /// The key of a SimHash value: its decimal string (`str(np.uint64(h))`) parsed, zero-extended.
 fn simhash_key(value: &str) -> Result<u128> {
     value.parse::<u64>().map(u128::from).map_err(|_| {
-        DataFusionError::Execution(format!(
-            "a SimHash must be a decimal 64-bit unsigned integer, got {value:?}"
-        ))
+        exec_datafusion_err!("a SimHash must be a decimal 64-bit unsigned integer, got {value:?}")
     })
 }
 
@@ -805,9 +753,9 @@ fn keys_of(kind: DedupKind, batch: &RecordBatch, col: usize, out: &mut Keys) -> 
             }
         }
         other => {
-            return Err(DataFusionError::Execution(format!(
+            return exec_err!(
                 "hash column must be a string or a list of binary band keys, got {other}"
-            )));
+            );
         }
     }
     Ok(())
@@ -882,11 +830,11 @@ impl ExecutionPlan for DedupExec {
                     let n = batch.num_rows();
                     let timer = compute.timer();
                     let Some(bits) = keep.get(offset..offset + n) else {
-                        return Err(DataFusionError::Execution(format!(
+                        return exec_err!(
                             "dedup op #{}: the decided mask has {} rows, the partition more",
                             barrier.op_index,
                             keep.len()
-                        )));
+                        );
                     };
                     let kept = filter_record_batch(&batch, &BooleanArray::from(bits.to_vec()))?;
                     offset += n;

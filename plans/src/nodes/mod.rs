@@ -52,6 +52,7 @@ macro_rules! unary_exec_methods {
 
 pub mod auto;
 pub mod checkpoint;
+pub mod concurrency;
 pub mod dedup;
 pub mod offline;
 pub mod op_boundary;
@@ -62,6 +63,8 @@ mod spill;
 pub use checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
-pub use dedup::{Concurrency, DedupBarrier, DedupExec, DedupNode, KeySet, Keys, keep_first};
+pub use concurrency::Concurrency;
+pub use dedup::{DedupBarrier, DedupExec, DedupNode, KeySet, Keys, keep_first};
+/// Kept for the binary crate, which names it here; defined in [`dj_udfs::columns`].
 pub use op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
-pub use select::{ORDER_COLUMN, SelectBarrier, SelectExec, SelectNode};
+pub use select::{SelectBarrier, SelectExec, SelectNode};

@@ -68,6 +68,7 @@ mod tests {
     use datafusion::datasource::memory::MemorySourceConfig;
     use datafusion::physical_plan::collect;
     use dj_udfs::DedupKind;
+    use dj_udfs::columns::HASH_COLUMN;
 
     use super::*;
     use crate::nodes::DedupBarrier;
@@ -78,12 +79,12 @@ mod tests {
         let values: ArrayRef = Arc::new(StringArray::from_iter_values(
             (0..50_000).map(|i| format!("{:032x}", i % 40_000)),
         ));
-        let batch = RecordBatch::try_from_iter([("__dj__hash", values)]).unwrap();
+        let batch = RecordBatch::try_from_iter([(HASH_COLUMN, values)]).unwrap();
         let source =
             MemorySourceConfig::try_new_exec(&[vec![batch.clone()]], batch.schema(), None).unwrap();
         let barrier = DedupBarrier::new(1, DedupKind::Exact, 1, None, None);
         let dedup: Arc<dyn ExecutionPlan> =
-            Arc::new(DedupExec::try_new(source, "__dj__hash", "dedup".into(), 0, barrier).unwrap());
+            Arc::new(DedupExec::try_new(source, HASH_COLUMN, "dedup".into(), 0, barrier).unwrap());
         let kept = collect(dedup.clone(), Arc::new(Default::default()))
             .await
             .unwrap();

@@ -13,22 +13,21 @@ use std::sync::{Arc, Mutex};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, UInt64Array};
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::{DataType, Float64Type, UInt64Type};
-use datafusion::common::{DFSchemaRef, DataFusionError, Result};
+use datafusion::common::{DFSchemaRef, DataFusionError, Result, exec_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
-use dj_udfs::selector::{SelectValue, SelectorKind};
+use dj_udfs::SelectorKind;
+use dj_udfs::columns::ORDER_COLUMN;
+use dj_udfs::selector::SelectValue;
 use futures::StreamExt;
 use tokio::sync::Notify;
 
-use super::dedup::Concurrency;
+use super::concurrency::Concurrency;
 use super::offline::TimedStream;
 use super::spill::Spill;
-
-/// Output rank of each row after a selector; the export sorts by it. Never exported.
-pub const ORDER_COLUMN: &str = "__dj__order";
 
 /// One partition's rows at a selector: dataset-order key and value per row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -418,9 +417,7 @@ fn rows_of(
                 }
                 DataType::Null => SelectValue::None,
                 other => {
-                    return Err(DataFusionError::Execution(format!(
-                        "selector value column must be Float64 or Utf8, got {other}"
-                    )));
+                    return exec_err!("selector value column must be Float64 or Utf8, got {other}");
                 }
             }
         };
@@ -496,11 +493,11 @@ impl ExecutionPlan for SelectExec {
                     let batch = batch?;
                     let n = batch.num_rows();
                     let Some(part) = ranks.get(offset..offset + n) else {
-                        return Err(DataFusionError::Execution(format!(
+                        return exec_err!(
                             "selector op #{}: the decided ranks cover {} rows, the partition more",
                             barrier.op_index,
                             ranks.len()
-                        )));
+                        );
                     };
                     offset += n;
                     let kept = ranked(&batch, part, order_index, &schema)?;

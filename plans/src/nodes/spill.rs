@@ -8,16 +8,16 @@ use std::io::{BufReader, BufWriter, Seek};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::ipc::reader::StreamReader;
 use datafusion::arrow::ipc::writer::StreamWriter;
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::{DataFusionError, Result, exec_datafusion_err};
 
 use crate::drop_behind::{DropBehindReader, DropBehindWriter};
 
 /// A failure to spill rows, naming where spill files go.
 pub(crate) fn spill_error(e: &dyn fmt::Display) -> DataFusionError {
-    DataFusionError::Execution(format!(
+    exec_datafusion_err!(
         "cannot spill rows to a temporary file in {} (set TMPDIR to move it): {e}",
         std::env::temp_dir().display()
-    ))
+    )
 }
 
 /// Rows being spilled.

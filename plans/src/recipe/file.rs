@@ -9,7 +9,7 @@ use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 use serde_json::Value as Json;
 
 use super::{Compression, Engine, ExecutorType, PartitionMode, RetentionPolicy, StorageFormat};
-use dj_udfs::params::closest_names;
+use dj_udfs::suggest::{closest_names, format_suggestions};
 
 /// The top-level settings (unknown keys are ignored here and warned about by the caller).
 #[derive(Debug, Default, Deserialize)]
@@ -278,7 +278,7 @@ pub(super) fn read(root: &Json) -> Result<RecipeFile, FileError> {
                 let hint = if hint.is_empty() {
                     format!("; expected one of {}", expected.join(", "))
                 } else {
-                    format!("; did you mean {}?", hint.join(", "))
+                    format_suggestions(&hint)
                 };
                 format!("unknown key `{}`{hint}", path.join("."))
             }

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use dj_udfs::params::closest_names;
 use dj_udfs::registry::resolve;
+use dj_udfs::suggest::did_you_mean;
 use dj_udfs::{OpSpec, Operator, ParamError, Params};
 use serde_json::Value as Json;
 use serde_norway::Value as Yaml;
@@ -332,16 +332,11 @@ impl Recipe {
             }
             // Data-Juicer allows `--<op_name>.<param>` style keys only for ops in the recipe.
             let names: Vec<&str> = READ_KEYS.iter().chain(ACCEPTED_KEYS).copied().collect();
-            let hint = closest_names(key, &names);
             let line = lines
                 .find(&[key])
                 .map(|l| format!(" (line {l})"))
                 .unwrap_or_default();
-            let hint = if hint.is_empty() {
-                String::new()
-            } else {
-                format!("; did you mean {}?", hint.join(", "))
-            };
+            let hint = did_you_mean(key, &names);
             warnings.push(format!(
                 "{file}: unknown top-level key `{key}`{line} is ignored{hint}"
             ));

@@ -7,10 +7,10 @@ use md5::{Digest, Md5};
 use serde_json::json;
 
 use super::md5x16::md5_many;
-use crate::HASH_COLUMN;
+use crate::columns::HASH_COLUMN;
 use crate::operator::{DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{is_regex_space, py_lower, py_strip, regex_digit};
 use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
@@ -112,6 +112,7 @@ pub(crate) fn document_deduplicator_spec() -> OpSpec {
     OpSpec {
         name: "document_deduplicator",
         kind: OpKind::Deduplicator,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(

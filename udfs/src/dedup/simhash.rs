@@ -41,13 +41,12 @@ use md5::{Digest, Md5};
 use serde_json::json;
 
 use super::minhash::{Shingler, Tokenization, positive, shingle_param_specs, shingle_params};
+use crate::columns::SIMHASH_COLUMN;
 use crate::operator::{DedupKind, DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
-/// Name of the SimHash column, as Data-Juicer names it (`HashKeys.simhash`).
-pub(crate) const SIMHASH_COLUMN: &str = "__dj__simhash";
 /// Bits of a SimHash value.
 pub(crate) const BITS: usize = 64;
 
@@ -397,6 +396,7 @@ pub(crate) fn document_simhash_deduplicator_spec() -> OpSpec {
     OpSpec {
         name: "document_simhash_deduplicator",
         kind: OpKind::Deduplicator,
+        model_use: ModelUse::None,
         params: || {
             use ParamType::*;
             let mut params = shingle_param_specs(

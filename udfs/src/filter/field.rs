@@ -10,9 +10,10 @@ use datafusion_common::{Result, exec_err};
 use serde_json::{Value, json};
 
 use crate::PY_MAXSIZE;
+use crate::columns::SUFFIX_COLUMN;
 use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, UdfIdentity};
 use crate::value::{FloatError, cell_value, py_eq, py_float, py_truthy};
 
@@ -20,6 +21,7 @@ pub(crate) fn specified_field_spec() -> OpSpec {
     OpSpec {
         name: "specified_field_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(
@@ -45,6 +47,7 @@ pub(crate) fn suffix_spec() -> OpSpec {
     OpSpec {
         name: "suffix_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![ParamSpec::new(
                 "suffixes",
@@ -93,13 +96,11 @@ fn build_suffix(p: &Params) -> Result<Operator, ParamError> {
     }))
 }
 
-/// Data-Juicer's `Fields.suffix`.
-pub(crate) const SUFFIX_COLUMN: &str = "__dj__suffix__";
-
 pub(crate) fn specified_numeric_field_spec() -> OpSpec {
     OpSpec {
         name: "specified_numeric_field_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(

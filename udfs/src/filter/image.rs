@@ -13,13 +13,13 @@ use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Float64Builder, Int64Builder, ListBuilder,
 };
 use arrow::datatypes::DataType;
-use datafusion_common::{DataFusionError, Result, exec_err};
+use datafusion_common::{Result, exec_err};
 use serde_json::json;
 
 use crate::PY_MAXSIZE;
 use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, UdfIdentity};
 
 const ANY_OR_ALL: ParamType = ParamType::Choice(&["any", "all"]);
@@ -37,6 +37,7 @@ pub(crate) fn image_size_spec() -> OpSpec {
     OpSpec {
         name: "image_size_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(
@@ -63,6 +64,7 @@ pub(crate) fn image_aspect_ratio_spec() -> OpSpec {
     OpSpec {
         name: "image_aspect_ratio_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(
@@ -89,6 +91,7 @@ pub(crate) fn image_shape_spec() -> OpSpec {
     OpSpec {
         name: "image_shape_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new("min_width", ParamType::Int, json!(1), "minimum width"),
@@ -216,9 +219,7 @@ fn measure_stat(p: &Params, key: &str, measure: Measure) -> FieldStat {
                         Ok(v) => values.push(v),
                         Err(_) if skip_errors => failed = true,
                         Err(e) => {
-                            return Err(DataFusionError::Execution(format!(
-                                "{op}: cannot read image `{path}`: {e}"
-                            )));
+                            return exec_err!("{op}: cannot read image `{path}`: {e}");
                         }
                     }
                 }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::models::{self, FastText};
 use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::py_lower;
 use crate::udf::{OpUdf, UdfIdentity};
 
@@ -25,6 +25,7 @@ pub(crate) fn language_id_spec() -> OpSpec {
     OpSpec {
         name: "language_id_score_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::Always,
         params: || {
             vec![
                 ParamSpec::new(

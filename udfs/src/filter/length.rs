@@ -9,7 +9,7 @@ use crate::filter::build_filter;
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::is_special_char;
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -34,6 +34,7 @@ pub(crate) fn text_length_spec() -> OpSpec {
     OpSpec {
         name: "text_length_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new("min_len", ParamType::Int, json!(10), "minimum text length"),
@@ -92,6 +93,7 @@ pub(crate) fn words_num_spec() -> OpSpec {
     OpSpec {
         name: "words_num_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::WithSomeParams,
         params: || {
             vec![
                 ParamSpec::new(

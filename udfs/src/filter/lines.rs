@@ -11,7 +11,7 @@ use crate::PY_MAXSIZE;
 use crate::filter::build_filter;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::py_lines;
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -76,6 +76,7 @@ pub(crate) fn average_line_length_spec() -> OpSpec {
     OpSpec {
         name: "average_line_length_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: len_params,
         build: build_average_line_length,
         doc: "Keep samples whose average line length (code points, line breaks included, over \
@@ -97,6 +98,7 @@ pub(crate) fn maximum_line_length_spec() -> OpSpec {
     OpSpec {
         name: "maximum_line_length_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: len_params,
         build: build_maximum_line_length,
         doc: "Keep samples whose longest line (code points, over str.splitlines() lines) is within \

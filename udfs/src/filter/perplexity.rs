@@ -10,7 +10,7 @@ use crate::filter::build_filter;
 use crate::models::{self, KenLm, SentencePiece, with_pieces};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{is_py_space, py_lines};
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -18,6 +18,7 @@ pub(crate) fn perplexity_spec() -> OpSpec {
     OpSpec {
         name: "perplexity_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::Always,
         params: || {
             vec![
                 ParamSpec::new(

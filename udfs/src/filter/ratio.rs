@@ -9,7 +9,7 @@ use crate::filter::build_filter;
 use crate::models::{self, HfTokenizer};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{CharSet, is_py_alpha, py_alnum, special_characters};
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -86,6 +86,7 @@ pub(crate) fn alphanumeric_spec() -> OpSpec {
     OpSpec {
         name: "alphanumeric_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::WithSomeParams,
         params: || {
             vec![
                 ParamSpec::new(
@@ -141,6 +142,7 @@ pub(crate) fn special_characters_spec() -> OpSpec {
     OpSpec {
         name: "special_characters_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(

@@ -9,7 +9,7 @@ use crate::filter::build_filter;
 use crate::filter::gram_count::{GramCounts, with_gram_counts};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::char_boundaries;
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -129,6 +129,7 @@ pub(crate) fn character_repetition_spec() -> OpSpec {
     OpSpec {
         name: "character_repetition_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(

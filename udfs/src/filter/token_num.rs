@@ -10,13 +10,14 @@ use crate::filter::build_filter;
 use crate::models::{self, HfTokenizer};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{StatType, StatValue, TextStat};
 
 pub(crate) fn token_num_spec() -> OpSpec {
     OpSpec {
         name: "token_num_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::Always,
         params: || {
             vec![
                 ParamSpec::new(

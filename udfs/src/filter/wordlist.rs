@@ -23,7 +23,7 @@ use crate::filter::words::with_refined_words;
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{StatType, StatValue, TextStat};
 
 /// One kind of word-list asset (Data-Juicer's `words_type`) and the op that uses it.
@@ -314,6 +314,7 @@ pub(crate) fn stopwords_spec() -> OpSpec {
     OpSpec {
         name: "stopwords_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::WithSomeParams,
         params: || {
             word_list_params(
                 &STOPWORDS,
@@ -334,6 +335,7 @@ pub(crate) fn flagged_words_spec() -> OpSpec {
     OpSpec {
         name: "flagged_words_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::WithSomeParams,
         params: || {
             word_list_params(
                 &FLAGGED_WORDS,

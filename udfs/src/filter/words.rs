@@ -13,7 +13,7 @@ use crate::filter::gram_count::{
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{py_lower, special_characters, words_from_document, words_refinement};
 use crate::udf::{StatType, StatValue, TextStat};
 
@@ -146,6 +146,7 @@ pub(crate) fn word_repetition_spec() -> OpSpec {
     OpSpec {
         name: "word_repetition_filter",
         kind: OpKind::Filter,
+        model_use: ModelUse::WithSomeParams,
         params: || {
             vec![
                 ParamSpec::new(

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::TextMapper;
 
 /// The modes Data-Juicer accepts, in its order.
@@ -307,6 +307,7 @@ pub(crate) fn chinese_convert_spec() -> OpSpec {
     OpSpec {
         name: "chinese_convert_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: chinese_convert_params,
         build: build_chinese_convert,
         doc: "Convert between Simplified / Traditional (Taiwan, Hong Kong) Chinese and Japanese kanji with OpenCC.",

@@ -21,7 +21,7 @@ use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::regex::{PyRegex, Template, strip_raw_wrapper};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{is_regex_space, regex_digit, regex_word};
 use crate::udf::TextMapper;
 
@@ -208,6 +208,7 @@ pub(crate) fn clean_email_spec() -> OpSpec {
     OpSpec {
         name: "clean_email_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: clean_params,
         build: |p| {
             Ok(build_mapper(
@@ -223,6 +224,7 @@ pub(crate) fn clean_links_spec() -> OpSpec {
     OpSpec {
         name: "clean_links_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: clean_params,
         build: build_clean_links,
         doc: "Replace links (http/https/ftp/www/... URLs, or matches of `pattern`) with `repl`.",

@@ -13,7 +13,7 @@ use crate::mapper::clean::{regex_cleaner, regex_cleaner_params};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::regex::{PyRegex, Template, strip_raw_wrapper};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::regex_digit;
 use crate::udf::TextMapper;
 
@@ -47,6 +47,7 @@ pub(crate) fn clean_ip_spec() -> OpSpec {
     OpSpec {
         name: "clean_ip_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: regex_cleaner_params,
         build: build_clean_ip,
         doc: "Replace IPv4 / IPv6 addresses (or matches of `pattern`) with `repl`.",
@@ -120,6 +121,7 @@ pub(crate) fn clean_copyright_spec() -> OpSpec {
     OpSpec {
         name: "clean_copyright_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: Vec::new,
         build: |p| Ok(build_mapper(p, Arc::new(CleanCopyright))),
         doc: "Remove a leading copyright block comment, or leading //, # and -- comment lines.",
@@ -206,6 +208,7 @@ pub(crate) fn replace_content_spec() -> OpSpec {
     OpSpec {
         name: "replace_content_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: replace_content_params,
         build: |p| Ok(build_mapper(p, Arc::new(ReplaceContent::from_params(p)?))),
         doc: "Replace the matches of each `pattern` with its `repl` (DOTALL), pattern by pattern.",

@@ -32,7 +32,7 @@ use unicode_normalization::UnicodeNormalization;
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::TextMapper;
 
 use tables::{ALTERED_UTF8, ANSI, BADNESS, HTML, HTML_ENTITY, LOSSY_UTF8, TRANSLATE};
@@ -542,6 +542,7 @@ pub(crate) fn fix_unicode_spec() -> OpSpec {
     OpSpec {
         name: "fix_unicode_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: fix_unicode_params,
         build: build_fix_unicode,
         doc: "Fix mojibake and other Unicode glitches with ftfy 6.3.1's fix_text, then normalize (NFC by default).",

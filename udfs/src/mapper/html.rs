@@ -33,7 +33,7 @@ use html5ever::{Attribute, LocalName, Namespace, QualName, TokenizerResult};
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::TextMapper;
 
 /// `clean_html_mapper` on one text (see the module docs).
@@ -515,6 +515,7 @@ pub(crate) fn clean_html_spec() -> OpSpec {
     OpSpec {
         name: "clean_html_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: Vec::new,
         build: build_clean_html,
         doc: "Convert HTML to plain text (list items become \"\\n*\"; the text of every text node).",

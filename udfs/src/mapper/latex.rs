@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::regex_word;
 use crate::udf::TextMapper;
 
@@ -113,6 +113,7 @@ pub(crate) fn remove_header_spec() -> OpSpec {
     OpSpec {
         name: "remove_header_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: || {
             vec![ParamSpec::new(
                 "drop_no_head",
@@ -170,6 +171,7 @@ pub(crate) fn remove_bibliography_spec() -> OpSpec {
     OpSpec {
         name: "remove_bibliography_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: Vec::new,
         build: |p| Ok(build_mapper(p, Arc::new(RemoveBibliography))),
         doc: "Cut a LaTeX text at its bibliography / appendix (\\appendix, \\bibliography{...}, ...).",
@@ -257,6 +259,7 @@ pub(crate) fn remove_comments_spec() -> OpSpec {
     OpSpec {
         name: "remove_comments_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(
@@ -292,7 +295,8 @@ pub(crate) fn remove_comments_spec() -> OpSpec {
     }
 }
 
-/// `rest` starts with `\` + ASCII alphanumerics: their byte length (0 if none).
+/// The byte length of the ASCII alphanumerics `s` starts with (0 if none): the length of a macro
+/// name when `s` is the text right after its `\`.
 fn alnum_run(s: &str) -> usize {
     s.bytes().take_while(u8::is_ascii_alphanumeric).count()
 }
@@ -436,6 +440,7 @@ pub(crate) fn expand_macro_spec() -> OpSpec {
     OpSpec {
         name: "expand_macro_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: Vec::new,
         build: build_expand_macro,
         doc: "Expand the document's own no-argument LaTeX macros (\\newcommand, \\def).",

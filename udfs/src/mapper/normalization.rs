@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::mapper::build_mapper;
 use crate::operator::Operator;
 use crate::params::{ParamError, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{is_various_whitespace, non_ascii_chars, non_ascii_or_chars, py_strip};
 use crate::udf::TextMapper;
 
@@ -63,6 +63,7 @@ pub(crate) fn whitespace_normalization_spec() -> OpSpec {
     OpSpec {
         name: "whitespace_normalization_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: Vec::new,
         build: build_whitespace_normalization,
         doc: "Strip the text and turn every kind of Unicode space (VARIOUS_WHITESPACES) into ' '.",
@@ -122,6 +123,7 @@ pub(crate) fn punctuation_normalization_spec() -> OpSpec {
     OpSpec {
         name: "punctuation_normalization_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: Vec::new,
         build: build_punctuation_normalization,
         doc: "Replace Unicode punctuation (full-width comma, CJK brackets, curly quotes, ...) by ASCII.",

@@ -13,7 +13,7 @@ use crate::mapper::build_mapper;
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{is_regex_space, py_lower, py_strip, special_characters, strip_chars};
 use crate::udf::TextMapper;
 
@@ -159,6 +159,7 @@ pub(crate) fn remove_long_words_spec() -> OpSpec {
     OpSpec {
         name: "remove_long_words_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(
@@ -236,6 +237,7 @@ pub(crate) fn remove_incorrect_substrings_spec() -> OpSpec {
     OpSpec {
         name: "remove_words_with_incorrect_substrings_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::WithSomeParams,
         params: || {
             vec![
                 ParamSpec::new(
@@ -362,6 +364,7 @@ pub(crate) fn remove_repeat_sentences_spec() -> OpSpec {
     OpSpec {
         name: "remove_repeat_sentences_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(
@@ -435,6 +438,7 @@ pub(crate) fn remove_specific_chars_spec() -> OpSpec {
     OpSpec {
         name: "remove_specific_chars_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: || {
             vec![ParamSpec::new(
                 "chars_to_remove",
@@ -585,6 +589,7 @@ pub(crate) fn remove_table_text_spec() -> OpSpec {
     OpSpec {
         name: "remove_table_text_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(
@@ -659,6 +664,7 @@ pub(crate) fn remove_non_chinese_spec() -> OpSpec {
     OpSpec {
         name: "remove_non_chinese_character_mapper",
         kind: OpKind::Mapper,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 ParamSpec::new(

@@ -302,10 +302,11 @@ fn next_char_boundary(text: &str, i: usize) -> Option<usize> {
 /// * In a class, `[`, `&` and `~` are literal in Python but start nested classes / set operations
 ///   in Rust -> escaped; a `]` right after `[` or `[^` is literal in Python -> `\]`.
 /// * `{` that does not start a valid quantifier is a literal in Python -> `\{`; `{,n}` -> `{0,n}`.
-/// * `(?#...)` comments are removed.
+/// * `(?#...)` comments outside a class are removed, up to the first `)` (an unclosed one is
+///   passed through).
 ///
-/// Everything else is passed through; Python-only syntax the engines reject (e.g. `\N{...}`,
-/// `(?#...)`) gives a parameter error.
+/// Everything else is passed through; Python-only syntax the engines reject (e.g. `\N{...}`)
+/// gives a parameter error.
 pub(crate) fn translate_pattern(p: &str) -> (String, bool) {
     let chars: Vec<char> = p.chars().collect();
     let mut out = String::with_capacity(p.len() + 8);

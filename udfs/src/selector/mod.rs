@@ -14,24 +14,12 @@ use datafusion_common::{Result, exec_err};
 use datafusion_expr::ScalarUDF;
 use serde_json::{Value, json};
 
-use crate::operator::Operator;
+use crate::operator::{Operator, SelectorKind, SelectorOp};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::numpy_rng::numpy_permutation;
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, UdfIdentity};
 use crate::value::{cell_value, py_float};
-
-/// Column holding each row's selector value while a selector runs.
-pub const SELECT_KEY_COLUMN: &str = "__dj__select_key";
-
-/// A built selector: the field it reads (None for `random_selector`) and its decision.
-#[derive(Debug, Clone)]
-pub struct SelectorOp {
-    pub field: Option<String>,
-    pub kind: SelectorKind,
-    /// Field value -> selector value (Float64 sort value, or Utf8 group key for frequency).
-    pub value_udf: Option<Arc<ScalarUDF>>,
-}
 
 /// A row's selector value as the barrier keeps it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,30 +28,6 @@ pub enum SelectValue {
     /// 128-bit digest of a frequency group key.
     Group(u128),
     None,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum SelectorKind {
-    TopK {
-        top_ratio: Option<f64>,
-        topk: Option<u64>,
-        reverse: bool,
-    },
-    Range {
-        lower_percentile: Option<f64>,
-        upper_percentile: Option<f64>,
-        lower_rank: Option<u64>,
-        upper_rank: Option<u64>,
-    },
-    Frequency {
-        top_ratio: Option<f64>,
-        topk: Option<u64>,
-        reverse: bool,
-    },
-    Random {
-        select_ratio: Option<f64>,
-        select_num: Option<u64>,
-    },
 }
 
 /// `heapq.nlargest` / `nsmallest(k, range(n), key=values.__getitem__)`: the first `k` indices
@@ -364,6 +328,7 @@ pub(crate) fn topk_spec() -> OpSpec {
     OpSpec {
         name: "topk_specified_field_selector",
         kind: OpKind::Selector,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 field_key_param(),
@@ -390,6 +355,7 @@ pub(crate) fn range_spec() -> OpSpec {
     OpSpec {
         name: "range_specified_field_selector",
         kind: OpKind::Selector,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 field_key_param(),
@@ -425,6 +391,7 @@ pub(crate) fn frequency_spec() -> OpSpec {
     OpSpec {
         name: "frequency_specified_field_selector",
         kind: OpKind::Selector,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 field_key_param(),
@@ -459,6 +426,7 @@ pub(crate) fn random_spec() -> OpSpec {
     OpSpec {
         name: "random_selector",
         kind: OpKind::Selector,
+        model_use: ModelUse::None,
         params: || {
             vec![
                 none("select_ratio", ParamType::Float, "ratio of rows to keep"),

@@ -53,18 +53,17 @@ pub(crate) use permute::permute;
 use permute::{MERSENNE_PRIME, Permutations};
 use sha1x16::Sha1x16;
 
+use crate::columns::MINHASH_COLUMN;
 use crate::models::SentencePiece;
 use crate::operator::{DedupKind, DedupOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::numpy_legacy::{Mt19937, randint_u64};
 use crate::py::regex::{PyRegex, Template};
 use crate::py::scipy_quad::quad;
-use crate::spec::{OpKind, OpSpec};
+use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{CharSet, char_boundaries, py_lower, whitespace_spans};
 use crate::udf::{OpUdf, UdfBody, UdfIdentity, single_array, text_signature};
 
-/// Name of the band-key column, as Data-Juicer names its MinHash column (`HashKeys.minhash`).
-pub(crate) const MINHASH_COLUMN: &str = "__dj__minhash";
 /// Seed of `numpy.random.RandomState` for the permutations.
 pub(crate) const PERMUTATION_SEED: u32 = 42;
 
@@ -678,6 +677,7 @@ pub(crate) fn document_minhash_deduplicator_spec() -> OpSpec {
     OpSpec {
         name: "document_minhash_deduplicator",
         kind: OpKind::Deduplicator,
+        model_use: ModelUse::WithSomeParams,
         params: || {
             use ParamType::*;
             let mut params = shingle_param_specs(
