@@ -103,6 +103,7 @@ fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {
         command,
         engine: flags.engine.map(Engine::from),
         scheduler: flags.scheduler.clone(),
+        memory_budget_mb: flags.memory_budget_mb,
         observer: Some(std::sync::Arc::new(Printer)),
         progress: std::env::var("DJ_PROGRESS").map_or(true, |v| v != "0"),
         // A test hook: kill tests slow the job down to hit every moment.

@@ -38,6 +38,11 @@ pub(crate) struct RunFlags {
     /// 127.0.0.1:50050).
     #[arg(long)]
     pub scheduler: Option<String>,
+    /// What the deduplicators may hold in memory, in MB, before their keys go to disk (default:
+    /// the recipe's `memory_budget_mb`, else a quarter of the available memory). The results do
+    /// not depend on it, so it does not change the job's recipe hash.
+    #[arg(long = "memory_budget_mb", value_parser = clap::value_parser!(u64).range(1..))]
+    pub memory_budget_mb: Option<u64>,
     /// Recipe overrides (`--key value`), collected by [`split_overrides`].
     #[arg(skip)]
     pub overrides: Vec<(String, String)>,

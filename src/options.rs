@@ -25,6 +25,8 @@ pub struct RunOptions {
     pub engine: Option<Engine>,
     /// `--scheduler`: overrides the recipe's `scheduler`.
     pub scheduler: Option<String>,
+    /// `--memory_budget_mb`: overrides the recipe's `memory_budget_mb`.
+    pub memory_budget_mb: Option<u64>,
 }
 
 /// Where the partitions' plans run.
@@ -45,6 +47,7 @@ impl std::fmt::Debug for RunOptions {
             .field("command", &self.command)
             .field("engine", &self.engine)
             .field("scheduler", &self.scheduler)
+            .field("memory_budget_mb", &self.memory_budget_mb)
             .field("event_delay", &self.event_delay)
             .field("progress", &self.progress)
             .finish()
@@ -67,6 +70,22 @@ impl RunOptions {
         if let Some(o) = &self.observer {
             o.warning(message);
         }
+    }
+
+    /// What the global operators may hold in memory: the flag's budget, else the recipe's, else
+    /// a quarter of the memory available (to this process's cgroup, when it has a limit), at
+    /// least 64 MB.
+    pub fn memory_budget_bytes(&self, recipe: &Recipe) -> u64 {
+        if let Some(mb) = self.memory_budget_mb.or(recipe.memory_budget_mb) {
+            return mb << 20;
+        }
+        let available = sysinfo::System::new().map_or(0, |mut sys| {
+            sys.refresh_memory();
+            let host = sys.available_memory();
+            sys.cgroup_limits()
+                .map_or(host, |c| host.min(c.free_memory))
+        });
+        (available / 4).max(64 << 20)
     }
 
     /// The engine the flags choose, else the recipe's.

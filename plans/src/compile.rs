@@ -174,6 +174,14 @@ impl Barriers {
         barriers
     }
 
+    /// Bounds what each deduplicator holds in memory by `budget` (shared by all of them).
+    pub fn with_budget(self, budget: &Arc<crate::nodes::sorted_keys::MemoryBudget>) -> Self {
+        for barrier in self.dedup.values() {
+            barrier.set_budget(budget.clone());
+        }
+        self
+    }
+
     /// Sets how the run stores stats from its raw input (see [`json_stats`]).
     pub fn with_input(mut self, input: &crate::source::InputIndex) -> Self {
         self.json_stats = json_stats(input);

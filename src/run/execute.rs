@@ -12,6 +12,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::Barriers;
 use dj_plans::nodes::Concurrency;
+use dj_plans::nodes::sorted_keys::MemoryBudget;
 use dj_plans::source::{InputIndex, RowRange};
 use dj_plans::{Recipe, planner};
 
@@ -49,7 +50,7 @@ pub(crate) async fn execute(
     let mut staging = StagingArea::beside(&spec.path)?;
     let n = ranges.len();
     let concurrency = Concurrency::new(concurrency_limit(recipe, n), n);
-    let barriers = barriers(recipe, index, starts, job, &concurrency)?;
+    let barriers = barriers(recipe, index, starts, job, &concurrency, opts)?;
     let cluster = match opts.target(recipe) {
         Target::Local => OnCluster::local(starts),
         Target::Ballista { scheduler } => {
@@ -102,18 +103,21 @@ pub(crate) async fn execute(
     Ok(report)
 }
 
-/// The global ops' barriers, with the keys that partitions resuming from a checkpoint saved
-/// before it.
+/// The global ops' barriers, within the run's memory budget, with the keys that partitions
+/// resuming from a checkpoint saved before it.
 fn barriers(
     recipe: &Recipe,
     index: &InputIndex,
     starts: &[Start],
     job: Option<&JobCtx>,
     concurrency: &Arc<Concurrency>,
+    opts: &RunOptions,
 ) -> Result<Barriers> {
     let keys_dir = job.map(|j| j.paths.checkpoints.as_path());
-    let barriers =
-        Barriers::new(&recipe.process, starts.len(), keys_dir, Some(concurrency)).with_input(index);
+    let budget = MemoryBudget::new(opts.memory_budget_bytes(recipe) as usize)?;
+    let barriers = Barriers::new(&recipe.process, starts.len(), keys_dir, Some(concurrency))
+        .with_input(index)
+        .with_budget(&budget);
     for (p, start) in starts.iter().enumerate() {
         if let Start::Checkpoint { op, .. } = start
             && let Err(d) = barriers.load_persisted(p, *op)?

@@ -1,6 +1,7 @@
 //! dj-fusion's integration tests (one binary, to link DataFusion once).
 
 mod analyze;
+mod budget;
 mod cli;
 mod cluster;
 mod common;

@@ -36,58 +36,10 @@ use futures::StreamExt;
 use tokio::sync::Notify;
 
 use super::concurrency::Concurrency;
-use super::offline::TimedStream;
+use super::keys::{KeySet, Keys, keep_first};
 use super::sorted_keys::{KeyFile, MemoryBudget, decide_sorted};
 use super::spill::{Spill, Spilled};
-
-/// Keys of one partition's rows entering the dedup, flat: row `i` has
-/// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
-/// dedup has one key per row; MinHash one per LSH band; SimHash one per row, the 64-bit value
-/// itself (zero-extended, so it survives the key file unchanged).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Keys {
-    offsets: Vec<u32>,
-    keys: Vec<u128>,
-}
-
-impl Default for Keys {
-    fn default() -> Self {
-        Keys::new()
-    }
-}
-
-impl Keys {
-    pub fn new() -> Self {
-        Keys {
-            offsets: vec![0],
-            keys: Vec::new(),
-        }
-    }
-    pub(crate) fn push_row(&mut self, row: impl IntoIterator<Item = u128>) {
-        self.keys.extend(row);
-        self.offsets.push(self.keys.len() as u32);
-    }
-    pub fn rows(&self) -> usize {
-        self.offsets.len() - 1
-    }
-    /// The keys of row `i`.
-    pub fn row(&self, i: usize) -> &[u128] {
-        &self.keys[self.offsets[i] as usize..self.offsets[i + 1] as usize]
-    }
-}
-
-/// A set of 128-bit keys. They are hashes already, so a fast hasher (foldhash) spreads them as
-/// well as SipHash; SipHash made the decision over a million rows' MinHash band keys several
-/// times slower.
-pub type KeySet = std::collections::HashSet<u128, foldhash::fast::RandomState>;
-
-/// Exact dedup's decision for one partition's rows, given the keys of the partitions before it
-/// (`seen`, to which the kept keys are added): a row is kept unless its key was seen.
-pub fn keep_first(keys: &Keys, seen: &mut KeySet) -> Vec<bool> {
-    (0..keys.rows())
-        .map(|i| keys.row(i).iter().all(|key| seen.insert(*key)))
-        .collect()
-}
+use super::timed::TimedStream;
 
 /// The keep decision over all partitions' keys, in partition order then row order.
 pub(crate) fn decide_in_memory(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Vec<bool>>> {

@@ -1,6 +1,10 @@
 //! Custom plan nodes: [`op_boundary`] marks where each recipe op ends (and counts its rows);
-//! [`checkpoint`] writes a partition's rows after an op; [`dedup`] keeps the first row per hash
-//! across all partitions, holding its rows back in a spill until then.
+//! [`checkpoint`] writes a partition's rows after an op ([`auto`] decides where when the strategy
+//! is `auto`); [`dedup`] keeps the first row per hash (or per near-duplicate component) across all
+//! partitions, holding its rows back in a spill until then, and decides from [`keys`] in memory
+//! or, past its memory budget, from keys sorted on disk ([`sorted_keys`]); [`select`] ranks rows
+//! across partitions; [`offline`] books the global nodes' compute time; [`concurrency`] is the
+//! runner's partition limit, which a partition waiting at a barrier gives back.
 
 /// The `ExecutionPlan` methods shared by the single-input nodes that keep their input's
 /// properties and row order; `$rebuild` builds the node again over the new child `$child`.
@@ -54,17 +58,19 @@ pub mod auto;
 pub mod checkpoint;
 pub mod concurrency;
 pub mod dedup;
+pub mod keys;
 pub mod offline;
 pub mod op_boundary;
 pub mod select;
 pub mod sorted_keys;
 mod spill;
+mod timed;
 
 pub use checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
 pub use concurrency::Concurrency;
-pub use dedup::{DedupBarrier, DedupExec, DedupNode, KeySet, Keys, keep_first};
-/// Kept for the binary crate, which names it here; defined in [`dj_udfs::columns`].
+pub use dedup::{DedupBarrier, DedupExec, DedupNode};
+pub use keys::{KeySet, Keys, keep_first};
 pub use op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
 pub use select::{SelectBarrier, SelectExec, SelectNode};

@@ -2,47 +2,12 @@
 //! of their own, off the chain of op boundaries that times everything else, so they keep their
 //! work as DataFusion's `elapsed_compute` metric and [`credit_global_nodes`] books it to their op.
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::common::Result;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-use datafusion::execution::{RecordBatchStream, SendableRecordBatchStream};
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::metrics::Time;
-use futures::Stream;
 
 use super::{DedupExec, OpCounters, SelectExec};
-
-/// `inner`, adding the time spent in its polls (the work upstream of the node) to `time`.
-pub(crate) struct TimedStream {
-    inner: SendableRecordBatchStream,
-    time: Time,
-}
-
-impl TimedStream {
-    pub(crate) fn new(inner: SendableRecordBatchStream, time: Time) -> Self {
-        TimedStream { inner, time }
-    }
-}
-
-impl Stream for TimedStream {
-    type Item = Result<RecordBatch>;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = &mut *self;
-        let _timer = this.time.timer();
-        this.inner.as_mut().poll_next(cx)
-    }
-}
-
-impl RecordBatchStream for TimedStream {
-    fn schema(&self) -> SchemaRef {
-        self.inner.schema()
-    }
-}
 
 /// Books the `elapsed_compute` of every deduplicator and selector in `plan` (an executed
 /// partition plan) to its op in `counters`.
@@ -64,7 +29,7 @@ pub fn credit_global_nodes(plan: &Arc<dyn ExecutionPlan>, counters: &OpCounters)
 
 #[cfg(test)]
 mod tests {
-    use datafusion::arrow::array::{ArrayRef, StringArray};
+    use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
     use datafusion::datasource::memory::MemorySourceConfig;
     use datafusion::physical_plan::collect;
     use dj_udfs::DedupKind;

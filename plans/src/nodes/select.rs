@@ -26,8 +26,8 @@ use futures::StreamExt;
 use tokio::sync::Notify;
 
 use super::concurrency::Concurrency;
-use super::offline::TimedStream;
 use super::spill::Spill;
+use super::timed::TimedStream;
 
 /// One partition's rows at a selector: dataset-order key and value per row.
 #[derive(Debug, Clone, Default, PartialEq)]

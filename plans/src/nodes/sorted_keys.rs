@@ -27,7 +27,7 @@ use datafusion::prelude::SessionConfig;
 use dj_udfs::DedupKind;
 use futures::StreamExt;
 
-use super::dedup::Keys;
+use super::keys::Keys;
 use super::spill::{Spill, Spilled};
 
 /// The memory a run's global operators may hold: one DataFusion memory pool (fair among the

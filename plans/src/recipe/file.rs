@@ -36,6 +36,8 @@ pub(super) struct RecipeFile {
     #[serde(deserialize_with = "event_logging")]
     pub event_logging: Option<bool>,
     pub model_dir: Option<String>,
+    #[serde(deserialize_with = "positive")]
+    pub memory_budget_mb: Option<u64>,
     pub partition: Option<PartitionSection>,
     pub checkpoint: Option<CheckpointSection>,
     pub intermediate_storage: Option<StorageSection>,
