@@ -45,3 +45,23 @@ print(lines[(len(lines) - 1) // 2])' <<< "$1"
 seconds_of() {
   sed -E 's/.* ([0-9.]+) s +[0-9]+ MB.*/\1/' <<< "$1"
 }
+
+# in_cgroup LIMIT_MB CMD...: runs CMD (a command or a function such as `measure`) in a subshell
+# moved into a fresh cgroup-v1 memory group limited to LIMIT_MB (as root), which the kernel
+# OOM-kills past it; then prints the group's peak usage and OOM kills. Returns CMD's status.
+in_cgroup() {
+  local limit=$1; shift
+  local cg=/sys/fs/cgroup/memory/dj-bench-$$
+  mkdir -p "$cg"
+  echo $((limit * 1024 * 1024)) > "$cg/memory.limit_in_bytes"
+  # No swap escape: limit memory+swap too where the kernel accounts it.
+  [ -w "$cg/memory.memsw.limit_in_bytes" ] && echo $((limit * 1024 * 1024)) > "$cg/memory.memsw.limit_in_bytes"
+  local status=0
+  ( echo "$BASHPID" > "$cg/tasks"; "$@" ) || status=$?
+  local peak kills
+  peak=$(( $(cat "$cg/memory.max_usage_in_bytes") / 1024 / 1024 ))
+  kills=$(awk '/oom_kill /{print $2}' "$cg/memory.oom_control" 2>/dev/null || echo "?")
+  echo "  cgroup ${limit} MB: peak usage ${peak} MB (page cache included), OOM kills ${kills:-0}"
+  rmdir "$cg" 2>/dev/null || true
+  return $status
+}

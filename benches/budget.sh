@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Global operators under a memory cap: exact and MinHash dedup of ROWS paragraph-sized documents
+# (default 5M, about 1.7 GB), once with the default budget (a quarter of the available memory)
+# and once inside a 1 GiB cgroup-v1 memory group with --memory_budget_mb BUDGET (default 256),
+# where the kernel kills what exceeds it; the two exports must be byte-identical. As root.
+# Usage: benches/budget.sh [ROWS] [BUDGET_MB] [CGROUP_MB]
+source "$(dirname "$0")/common.sh"
+build
+rows=${1:-5000000}
+budget=${2:-256}
+cap=${3:-1024}
+apt=$WORK/apt_${rows}.jsonl
+input=$WORK/para_${rows}.jsonl
+[ -s "$apt" ] || python3 "$ROOT/benches/gen_apt_corpus.py" "$apt" "$rows" >&2
+# Paragraph-sized documents: each description's first paragraph.
+[ -s "$input" ] || python3 - "$apt" "$input" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        r = json.loads(line)
+        paras = [p for p in r["text"].split("\n\n") if p.strip()]
+        r["text"] = paras[0] if paras else r["text"]
+        out.write(json.dumps(r, ensure_ascii=False) + "\n")
+PY
+echo "input: $rows rows, $(( $(stat -c %s "$input") / 1024 / 1024 )) MB" >&2
+mkdir -p "$WORK/out"
+for op in document_deduplicator document_minhash_deduplicator; do
+  for run in free capped; do
+    cat > "$WORK/budget_${op}_${run}.yaml" <<YAML
+dataset_path: $input
+export_path: $WORK/out/budget_${op}_${run}.jsonl
+np: 2
+process:
+  - $op:
+YAML
+  done
+  measure "${op} ${rows} default budget" "$BIN/dj-run" --config "$WORK/budget_${op}_free.yaml"
+  name="${op} ${rows} ${budget} MB budget in ${cap} MB"
+  in_cgroup "$cap" measure "$name" env DJ_LOG=info "$BIN/dj-run" \
+    --config "$WORK/budget_${op}_capped.yaml" --memory_budget_mb "$budget"
+  grep -h "memory budget" "$WORK/$name.stderr" | sed 's/^.*INFO /  /' | head -2 || true
+  if cmp -s "$WORK/out/budget_${op}_free.jsonl" "$WORK/out/budget_${op}_capped.jsonl"; then
+    echo "  exports byte-identical ($(wc -l < "$WORK/out/budget_${op}_free.jsonl") rows kept)"
+  else
+    echo "  EXPORTS DIFFER"; exit 1
+  fi
+  rm -f "$WORK/out/budget_${op}_"*.jsonl
+done
