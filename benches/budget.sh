@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Global operators under a memory cap: exact and MinHash dedup of ROWS paragraph-sized documents
-# (default 5M, about 1.7 GB), once with the default budget (a quarter of the available memory)
+# Global operators under a memory cap: exact dedup, MinHash dedup and a top-k selector (the
+# longest half, after text_length_filter's stat) over ROWS paragraph-sized documents (default 5M,
+# about 1.7 GB), once with the default budget (a quarter of the available memory)
 # and once inside a 1 GiB cgroup-v1 memory group with --memory_budget_mb BUDGET (default 256),
 # where the kernel kills what exceeds it; the two exports must be byte-identical. As root.
 # Usage: benches/budget.sh [ROWS] [BUDGET_MB] [CGROUP_MB]
@@ -24,14 +25,17 @@ with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
 PY
 echo "input: $rows rows, $(( $(stat -c %s "$input") / 1024 / 1024 )) MB" >&2
 mkdir -p "$WORK/out"
-for op in document_deduplicator document_minhash_deduplicator; do
+for op in document_deduplicator document_minhash_deduplicator topk_specified_field_selector; do
+  process="  - $op:"
+  [ "$op" = topk_specified_field_selector ] && process="  - text_length_filter:
+  - $op: {field_key: __dj__stats__.text_len, top_ratio: 0.5, reverse: true}"
   for run in free capped; do
     cat > "$WORK/budget_${op}_${run}.yaml" <<YAML
 dataset_path: $input
 export_path: $WORK/out/budget_${op}_${run}.jsonl
 np: 2
 process:
-  - $op:
+$process
 YAML
   done
   measure "${op} ${rows} default budget" "$BIN/dj-run" --config "$WORK/budget_${op}_free.yaml"

@@ -174,9 +174,12 @@ impl Barriers {
         barriers
     }
 
-    /// Bounds what each deduplicator holds in memory by `budget` (shared by all of them).
-    pub fn with_budget(self, budget: &Arc<crate::nodes::sorted_keys::MemoryBudget>) -> Self {
+    /// Bounds what each deduplicator and selector holds in memory by `budget` (shared by all).
+    pub fn with_budget(self, budget: &Arc<crate::nodes::MemoryBudget>) -> Self {
         for barrier in self.dedup.values() {
+            barrier.set_budget(budget.clone());
+        }
+        for barrier in self.select.values() {
             barrier.set_budget(budget.clone());
         }
         self

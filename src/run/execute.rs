@@ -12,7 +12,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::Barriers;
 use dj_plans::nodes::Concurrency;
-use dj_plans::nodes::sorted_keys::MemoryBudget;
+use dj_plans::nodes::MemoryBudget;
 use dj_plans::source::{InputIndex, RowRange};
 use dj_plans::{Recipe, planner};
 

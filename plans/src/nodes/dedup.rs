@@ -36,8 +36,9 @@ use futures::StreamExt;
 use tokio::sync::Notify;
 
 use super::concurrency::Concurrency;
+use super::external::MemoryBudget;
 use super::keys::{KeySet, Keys, keep_first};
-use super::sorted_keys::{KeyFile, MemoryBudget, decide_sorted};
+use super::sorted_keys::{KeyFile, decide_sorted};
 use super::spill::{Spill, Spilled};
 use super::timed::TimedStream;
 

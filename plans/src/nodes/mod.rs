@@ -58,19 +58,23 @@ pub mod auto;
 pub mod checkpoint;
 pub mod concurrency;
 pub mod dedup;
+pub mod external;
 pub mod keys;
 pub mod offline;
 pub mod op_boundary;
 pub mod select;
 pub mod sorted_keys;
+mod sorted_values;
 mod spill;
 mod timed;
+mod values;
 
 pub use checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
 pub use concurrency::Concurrency;
 pub use dedup::{DedupBarrier, DedupExec, DedupNode};
+pub use external::MemoryBudget;
 pub use keys::{KeySet, Keys, keep_first};
 pub use op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
 pub use select::{SelectBarrier, SelectExec, SelectNode};

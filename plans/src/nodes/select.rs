@@ -26,24 +26,18 @@ use futures::StreamExt;
 use tokio::sync::Notify;
 
 use super::concurrency::Concurrency;
+use super::external::MemoryBudget;
+use super::sorted_values::{ValueFile, decide_top_k_sorted, sortable};
 use super::spill::Spill;
 use super::timed::TimedStream;
-
-/// One partition's rows at a selector: dataset-order key and value per row.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SelectRows {
-    order: Vec<u64>,
-    values: Vec<SelectValue>,
-}
+use super::values::DROPPED;
+pub use super::values::SelectRows;
 
 /// Output ranks per partition and row.
 type Ranks = Arc<Vec<Vec<u64>>>;
 
-/// Rank of a row that does not survive.
-const DROPPED: u64 = u64::MAX;
-
 /// Output ranks per partition and row (`DROPPED` for rows not selected).
-fn decide(kind: &SelectorKind, parts: &[SelectRows]) -> Vec<Vec<u64>> {
+pub(crate) fn decide(kind: &SelectorKind, parts: &[SelectRows]) -> Vec<Vec<u64>> {
     let mut rows: Vec<(u64, usize, usize)> = Vec::new();
     for (p, part) in parts.iter().enumerate() {
         rows.extend(part.order.iter().enumerate().map(|(i, o)| (*o, p, i)));
@@ -74,10 +68,35 @@ pub struct SelectBarrier {
     partitions: usize,
     dir: Option<PathBuf>,
     op_index: usize,
-    /// Each partition's rows once submitted, and the ranks once all are.
-    state: Mutex<(Vec<Option<SelectRows>>, Option<Ranks>)>,
+    state: Mutex<SelectState>,
     notify: Notify,
     concurrency: Option<Arc<Concurrency>>,
+    /// The memory the values may hold; past it a top-k selector's go to disk. Unset: no limit.
+    budget: std::sync::OnceLock<Arc<MemoryBudget>>,
+}
+
+/// Each partition's rows once submitted (in memory, or past the budget on disk), and the ranks
+/// once all are.
+struct SelectState {
+    rows: Vec<Option<SelectRows>>,
+    ranks: Option<Ranks>,
+    reserved: Option<datafusion::execution::memory_pool::MemoryReservation>,
+    /// Past the budget: each arrived partition's rows on disk (`rows` is then empty).
+    files: Option<Vec<Option<ValueFile>>>,
+    /// A partition on disk has a value no sort orders as memory does: decide in memory.
+    unsortable: bool,
+}
+
+impl SelectState {
+    fn new(partitions: usize, ranks: Option<Ranks>) -> Self {
+        SelectState {
+            rows: vec![None; partitions],
+            ranks,
+            reserved: None,
+            files: None,
+            unsortable: false,
+        }
+    }
 }
 
 impl fmt::Debug for SelectBarrier {
@@ -102,9 +121,10 @@ impl SelectBarrier {
             partitions,
             dir,
             op_index,
-            state: Mutex::new((vec![None; partitions], None)),
+            state: Mutex::new(SelectState::new(partitions, None)),
             notify: Notify::new(),
             concurrency,
+            budget: Default::default(),
         })
     }
 
@@ -123,9 +143,10 @@ impl SelectBarrier {
             partitions,
             dir: None,
             op_index,
-            state: Mutex::new((vec![None; partitions], Some(Arc::new(all)))),
+            state: Mutex::new(SelectState::new(partitions, Some(Arc::new(all)))),
             notify: Notify::new(),
             concurrency: None,
+            budget: Default::default(),
         })
     }
 
@@ -135,7 +156,22 @@ impl SelectBarrier {
 
     /// Partition `p`'s output ranks (`u64::MAX`: dropped) once every partition's values are in.
     pub fn ranks(&self, p: usize) -> Option<Vec<u64>> {
-        self.state.lock().unwrap().1.as_ref().map(|r| r[p].clone())
+        self.state
+            .lock()
+            .unwrap()
+            .ranks
+            .as_ref()
+            .map(|r| r[p].clone())
+    }
+
+    /// Bounds the memory the values hold (once; later calls are ignored).
+    pub fn set_budget(&self, budget: Arc<MemoryBudget>) {
+        let _ = self.budget.set(budget);
+    }
+
+    /// Whether the values went to disk, past the memory budget.
+    pub fn spilled(&self) -> bool {
+        self.state.lock().unwrap().files.is_some()
     }
 
     /// Persists and submits partition `p`'s values without waiting for the others (values
@@ -144,8 +180,7 @@ impl SelectBarrier {
         if let Some(path) = self.values_path(p) {
             write_rows_atomic(&path, &rows).map_err(|e| super::dedup::saving_error(&path, e))?;
         }
-        self.submit(p, rows);
-        Ok(())
+        self.submit(p, rows)
     }
 
     /// File holding partition `p`'s selector values.
@@ -164,22 +199,89 @@ impl SelectBarrier {
             return Ok(false);
         }
         let rows = read_rows(&path)?;
-        self.submit(p, rows);
+        self.submit(p, rows).map_err(std::io::Error::other)?;
         Ok(true)
     }
 
-    fn submit(&self, p: usize, rows: SelectRows) {
-        let mut st = self.state.lock().unwrap();
-        st.0[p] = Some(rows);
-        if st.0.iter().all(Option::is_some) && st.1.is_none() {
-            let parts: Vec<SelectRows> = st.0.iter().map(|r| r.clone().unwrap()).collect();
-            let kind = self
-                .kind
-                .as_ref()
-                .expect("a decided barrier is given no values");
-            st.1 = Some(Arc::new(decide(kind, &parts)));
+    fn submit(&self, p: usize, rows: SelectRows) -> Result<()> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        if st.files.is_none() && !self.fits(st, &rows) {
+            self.spill_held(st)?;
+        }
+        match &mut st.files {
+            Some(files) => {
+                st.unsortable |= !sortable(&rows);
+                files[p] = Some(ValueFile::write(&rows)?);
+            }
+            None => st.rows[p] = Some(rows),
+        }
+        let all_in = match &st.files {
+            Some(files) => files.iter().all(Option::is_some),
+            None => st.rows.iter().all(Option::is_some),
+        };
+        if all_in && st.ranks.is_none() {
+            st.ranks = Some(Arc::new(self.decide_all(st)?));
+            st.reserved = None;
             self.notify.notify_waiters();
         }
+        Ok(())
+    }
+
+    /// Whether `rows` can join those held in memory within the budget: about 112 bytes a row
+    /// held and sorted in the decision. Only top-k selectors go to disk.
+    fn fits(&self, st: &mut SelectState, rows: &SelectRows) -> bool {
+        let (Some(budget), Some(SelectorKind::TopK { .. })) = (self.budget.get(), &self.kind)
+        else {
+            return true;
+        };
+        let reserved = st.reserved.get_or_insert_with(|| {
+            budget.reservation(format!("SelectBarrier[op {}]", self.op_index))
+        });
+        reserved.try_grow(rows.order.len() * 112).is_ok()
+    }
+
+    /// Moves the rows held in memory to disk, for good.
+    fn spill_held(&self, st: &mut SelectState) -> Result<()> {
+        let mut files: Vec<Option<ValueFile>> = (0..self.partitions).map(|_| None).collect();
+        for (p, rows) in st.rows.iter_mut().enumerate() {
+            if let Some(rows) = rows.take() {
+                st.unsortable |= !sortable(&rows);
+                files[p] = Some(ValueFile::write(&rows)?);
+            }
+        }
+        st.reserved = None;
+        tracing::info!(
+            op = self.op_index,
+            budget = self.budget.get().map_or(0, |b| b.bytes()),
+            "the selector values exceed the memory budget: deciding from values sorted on disk"
+        );
+        st.files = Some(files);
+        Ok(())
+    }
+
+    /// The ranks once every partition's rows are in: from the sorted files, or in memory (the
+    /// files read back when one holds a value no sort orders as memory does).
+    fn decide_all(&self, st: &mut SelectState) -> Result<Vec<Vec<u64>>> {
+        let kind = self
+            .kind
+            .as_ref()
+            .expect("a decided barrier is given no values");
+        let parts: Vec<SelectRows> = match st.files.as_mut() {
+            None => st.rows.iter_mut().map(|r| r.take().unwrap()).collect(),
+            Some(files) => {
+                let files: Vec<ValueFile> = files.iter_mut().map(|f| f.take().unwrap()).collect();
+                if !st.unsortable {
+                    let budget = self.budget.get().expect("spilled under a budget");
+                    return decide_top_k_sorted(kind, budget, files);
+                }
+                files
+                    .into_iter()
+                    .map(ValueFile::read)
+                    .collect::<Result<_>>()?
+            }
+        };
+        Ok(decide(kind, &parts))
     }
 
     async fn arrive(&self, p: usize, rows: SelectRows) -> Result<Vec<u64>> {
@@ -189,10 +291,10 @@ impl SelectBarrier {
         if let Some(c) = &self.concurrency {
             c.release(p);
         }
-        self.submit(p, rows);
+        self.submit(p, rows)?;
         let ranks = loop {
             let notified = self.notify.notified();
-            if let Some(r) = self.state.lock().unwrap().1.clone() {
+            if let Some(r) = self.state.lock().unwrap().ranks.clone() {
                 break r[p].clone();
             }
             notified.await;

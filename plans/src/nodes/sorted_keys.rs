@@ -1,115 +1,46 @@
 //! Deciding a deduplicator whose keys do not fit its memory budget. Each partition's keys go to
 //! a temporary Arrow IPC file as `(key, row)` pairs; DataFusion's `SortExec`, under the budget's
-//! memory pool, sorts all pairs by key and then by global row (spilling sorted runs through its
-//! disk manager when they do not fit); one pass over the sorted pairs joins each key's rows to its
-//! first row. MinHash unions them (a union-find over global row indices whose roots are the
+//! memory pool, sorts all pairs by key and then by global row ([`super::external`]); one pass over
+//! the sorted pairs joins each key's rows to its first row. MinHash unions them (a union-find over global row indices whose roots are the
 //! smallest index, as in memory); exact dedup drops every row but the first. The survivors are
 //! the in-memory paths' exactly: the smallest row of each component, the first row of each key.
 //!
 //! What stays in memory is 4 bytes per row for the union-find and 1 per row for the masks, plus
 //! what the sort holds within the budget.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use datafusion::arrow::array::{AsArray, RecordBatch, UInt32Array, UInt64Array};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type, UInt64Type};
-use datafusion::common::{Result, exec_datafusion_err, exec_err};
-use datafusion::execution::memory_pool::{FairSpillPool, MemoryConsumer, MemoryReservation};
-use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
-use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::expressions::col;
-use datafusion::physical_plan::sorts::sort::SortExec;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
-use datafusion::prelude::SessionConfig;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt64Type};
+use datafusion::common::{Result, exec_err};
 use dj_udfs::DedupKind;
-use futures::StreamExt;
 
+use super::external::{MemoryBudget, RowFile, sort_files};
 use super::keys::Keys;
-use super::spill::{Spill, Spilled};
-
-/// The memory a run's global operators may hold: one DataFusion memory pool (fair among the
-/// consumers that can spill) and its disk manager (spill files in the OS's temporary directory,
-/// `TMPDIR`).
-#[derive(Debug)]
-pub struct MemoryBudget {
-    runtime: Arc<RuntimeEnv>,
-    bytes: usize,
-}
-
-impl MemoryBudget {
-    pub fn new(bytes: usize) -> Result<Arc<MemoryBudget>> {
-        let runtime = RuntimeEnvBuilder::new()
-            .with_memory_pool(Arc::new(FairSpillPool::new(bytes)))
-            .build_arc()?;
-        Ok(Arc::new(MemoryBudget { runtime, bytes }))
-    }
-
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// A reservation of `name` in the pool, for what a barrier holds in memory while it can.
-    pub(crate) fn reservation(&self, name: String) -> MemoryReservation {
-        MemoryConsumer::new(name)
-            .with_can_spill(true)
-            .register(&self.runtime.memory_pool)
-    }
-
-    /// A task context whose sorts run in this budget: batches and the sort's merge reservation
-    /// scaled to it, so that a small budget spills instead of failing.
-    fn task_ctx(&self) -> Arc<TaskContext> {
-        let batch = (self.bytes / 64 / PAIR_BYTES).clamp(256, 8192);
-        let mut config = SessionConfig::new().with_batch_size(batch);
-        let options = &mut config.options_mut().execution;
-        options.sort_spill_reservation_bytes = (self.bytes / 4).min(10 << 20);
-        options.sort_in_place_threshold_bytes = (self.bytes / 8).min(1 << 20);
-        Arc::new(
-            TaskContext::default()
-                .with_session_config(config)
-                .with_runtime(self.runtime.clone()),
-        )
-    }
-}
-
-/// Bytes of one `(key, row)` pair in a sort batch.
-const PAIR_BYTES: usize = 8 + 8 + 8;
 
 /// One partition's keys on disk: its rows' `(key, row)` pairs in row order.
-pub(crate) struct KeyFile {
-    pairs: Option<Spilled>,
-    rows: usize,
-}
+pub(crate) struct KeyFile(RowFile);
 
 impl KeyFile {
-    /// Writes `keys` (row `i`'s keys as pairs with row `i`).
+    /// Writes `keys` (row `i`'s keys as pairs with row `i`), a few thousand rows a batch.
     pub(crate) fn write(keys: &Keys) -> Result<KeyFile> {
-        const BATCH: usize = 1 << 16;
-        let mut spill = Spill::default();
-        let (mut hi, mut lo, mut row) = (Vec::new(), Vec::new(), Vec::new());
-        for i in 0..keys.rows() {
-            for key in keys.row(i) {
-                hi.push((key >> 64) as u64);
-                lo.push(*key as u64);
-                row.push(i as u32);
+        const BATCH_ROWS: usize = 4096;
+        let batches = (0..keys.rows()).step_by(BATCH_ROWS).map(|start| {
+            let (mut hi, mut lo, mut row) = (Vec::new(), Vec::new(), Vec::new());
+            for i in start..(start + BATCH_ROWS).min(keys.rows()) {
+                for key in keys.row(i) {
+                    hi.push((key >> 64) as u64);
+                    lo.push(*key as u64);
+                    row.push(i as u32);
+                }
             }
-            if hi.len() >= BATCH {
-                spill.write(&pairs_batch(&mut hi, &mut lo, &mut row)?)?;
-            }
-        }
-        if !hi.is_empty() {
-            spill.write(&pairs_batch(&mut hi, &mut lo, &mut row)?)?;
-        }
-        Ok(KeyFile {
-            pairs: spill.finish()?,
-            rows: keys.rows(),
-        })
+            pairs_batch(hi, lo, row)
+        });
+        Ok(KeyFile(RowFile::write(keys.rows(), batches)?))
     }
 
     pub(crate) fn rows(&self) -> usize {
-        self.rows
+        self.0.rows()
     }
 }
 
@@ -121,100 +52,15 @@ fn file_schema() -> SchemaRef {
     ]))
 }
 
-fn sort_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        Field::new("hi", DataType::UInt64, false),
-        Field::new("lo", DataType::UInt64, false),
-        Field::new("row", DataType::UInt64, false),
-    ]))
-}
-
-fn pairs_batch(hi: &mut Vec<u64>, lo: &mut Vec<u64>, row: &mut Vec<u32>) -> Result<RecordBatch> {
+fn pairs_batch(hi: Vec<u64>, lo: Vec<u64>, row: Vec<u32>) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(
         file_schema(),
         vec![
-            Arc::new(UInt64Array::from(std::mem::take(hi))),
-            Arc::new(UInt64Array::from(std::mem::take(lo))),
-            Arc::new(UInt32Array::from(std::mem::take(row))),
+            Arc::new(UInt64Array::from(hi)),
+            Arc::new(UInt64Array::from(lo)),
+            Arc::new(UInt32Array::from(row)),
         ],
     )?)
-}
-
-/// Every key file's pairs, with rows made global (each file's rows follow the previous files').
-struct AllPairs {
-    files: Mutex<Option<Vec<KeyFile>>>,
-    schema: SchemaRef,
-}
-
-impl std::fmt::Debug for AllPairs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("AllPairs")
-    }
-}
-
-impl PartitionStream for AllPairs {
-    fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-
-    fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let batch_size = ctx.session_config().batch_size();
-        let files = self.files.lock().unwrap().take().unwrap_or_default();
-        let mut offset = 0u64;
-        let mut readers = Vec::with_capacity(files.len());
-        for f in files {
-            readers.push((offset, f.pairs));
-            offset += f.rows as u64;
-        }
-        let schema = self.schema.clone();
-        let out = schema.clone();
-        let stream = futures::stream::iter(readers)
-            .flat_map(move |(offset, pairs)| {
-                let batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send> =
-                    match pairs.map(Spilled::read).transpose() {
-                        Ok(None) => Box::new(std::iter::empty()),
-                        Ok(Some(reader)) => {
-                            let schema = out.clone();
-                            Box::new(reader.flat_map(move |b| match b {
-                                Ok(b) => globalize(&schema, &b, offset, batch_size),
-                                Err(e) => vec![Err(e.into())],
-                            }))
-                        }
-                        Err(e) => Box::new(std::iter::once(Err(e))),
-                    };
-                futures::stream::iter(batches)
-            })
-            .boxed();
-        Box::pin(RecordBatchStreamAdapter::new(schema, stream))
-    }
-}
-
-/// `batch`'s pairs with their rows `offset` further, in batches of `batch_size` pairs with buffers
-/// of their own (the sort accounts a batch by its buffers, which a slice would share).
-fn globalize(
-    schema: &SchemaRef,
-    batch: &RecordBatch,
-    offset: u64,
-    batch_size: usize,
-) -> Vec<Result<RecordBatch>> {
-    let hi = batch.column(0).as_primitive::<UInt64Type>().values();
-    let lo = batch.column(1).as_primitive::<UInt64Type>().values();
-    let row = batch.column(2).as_primitive::<UInt32Type>().values();
-    (0..batch.num_rows())
-        .step_by(batch_size.max(1))
-        .map(|a| {
-            let b = (a + batch_size).min(batch.num_rows());
-            let global: Vec<u64> = row[a..b].iter().map(|r| offset + *r as u64).collect();
-            Ok(RecordBatch::try_new(
-                schema.clone(),
-                vec![
-                    Arc::new(UInt64Array::from(hi[a..b].to_vec())),
-                    Arc::new(UInt64Array::from(lo[a..b].to_vec())),
-                    Arc::new(UInt64Array::from(global)),
-                ],
-            )?)
-        })
-        .collect()
 }
 
 /// The keep-masks of `parts` (in partition order), from their keys on disk sorted within
@@ -232,7 +78,7 @@ pub(crate) fn decide_sorted(
     if total > u32::MAX as usize {
         return exec_err!("a deduplicator over {total} rows: at most 2^32 - 1 are supported");
     }
-    let files: Vec<KeyFile> = before.into_iter().chain(parts).collect();
+    let files: Vec<RowFile> = before.into_iter().chain(parts).map(|f| f.0).collect();
     let mut joiner = match kind {
         DedupKind::Exact => Joiner::First(vec![true; total]),
         DedupKind::MinHashBands => Joiner::Components((0..total as u32).collect()),
@@ -240,24 +86,20 @@ pub(crate) fn decide_sorted(
             return exec_err!("SimHash dedup decides in memory only");
         }
     };
-    let ctx = budget.task_ctx();
-    let joiner = crate::store::block_on(async move {
-        let mut sorted = sort_pairs(files)?.execute(0, ctx)?;
-        let mut last: Option<(u64, u64, u32)> = None;
-        while let Some(batch) = sorted.next().await {
-            let batch = batch?;
-            let hi = batch.column(0).as_primitive::<UInt64Type>().values();
-            let lo = batch.column(1).as_primitive::<UInt64Type>().values();
-            let row = batch.column(2).as_primitive::<UInt64Type>().values();
-            for i in 0..batch.num_rows() {
-                let g = row[i] as u32;
-                match last {
-                    Some((h, l, first)) if h == hi[i] && l == lo[i] => joiner.join(first, g),
-                    _ => last = Some((hi[i], lo[i], g)),
-                }
+    let mut last: Option<(u64, u64, u32)> = None;
+    let by_key = [("hi", false), ("lo", false)];
+    sort_files(budget, &file_schema(), files, &by_key, |batch| {
+        let hi = batch.column(0).as_primitive::<UInt64Type>().values();
+        let lo = batch.column(1).as_primitive::<UInt64Type>().values();
+        let row = batch.column(2).as_primitive::<UInt64Type>().values();
+        for i in 0..batch.num_rows() {
+            let g = row[i] as u32;
+            match last {
+                Some((h, l, first)) if h == hi[i] && l == lo[i] => joiner.join(first, g),
+                _ => last = Some((hi[i], lo[i], g)),
             }
         }
-        Ok::<_, datafusion::error::DataFusionError>(joiner)
+        Ok(())
     })?;
     let keep = joiner.keep();
     let mut at = skip;
@@ -269,22 +111,6 @@ pub(crate) fn decide_sorted(
             mask
         })
         .collect())
-}
-
-/// The sort of every pair by key, then global row.
-fn sort_pairs(files: Vec<KeyFile>) -> Result<Arc<dyn ExecutionPlan>> {
-    let schema = sort_schema();
-    let source = Arc::new(AllPairs {
-        files: Mutex::new(Some(files)),
-        schema: schema.clone(),
-    });
-    let input = StreamingTableExec::try_new(schema.clone(), vec![source], None, [], false, None)?;
-    let order = ["hi", "lo", "row"]
-        .iter()
-        .map(|c| Ok(PhysicalSortExpr::new_default(col(c, &schema)?)))
-        .collect::<Result<Vec<_>>>()?;
-    let order = LexOrdering::new(order).ok_or_else(|| exec_datafusion_err!("no sort key"))?;
-    Ok(Arc::new(SortExec::new(order, Arc::new(input))))
 }
 
 /// How a key's later rows join its first.

@@ -54,6 +54,31 @@ fn numbers(values: &[SelectValue]) -> Vec<f64> {
 }
 
 impl SelectorKind {
+    /// How many of `n` rows a top-k selector keeps (the first by value, ties in dataset order),
+    /// or `None` when it passes the dataset unchanged; `None` for the other kinds too.
+    pub fn top_count(&self, n: usize) -> Option<usize> {
+        let SelectorKind::TopK {
+            top_ratio, topk, ..
+        } = *self
+        else {
+            return None;
+        };
+        if n <= 1 {
+            return None;
+        }
+        let select = match top_ratio.filter(|r| *r != 0.0) {
+            None => topk.filter(|k| *k > 0)? as f64,
+            Some(r) => {
+                let by_ratio = r * n as f64;
+                match topk.filter(|k| *k > 0) {
+                    Some(k) if (k as f64) < by_ratio => k as f64,
+                    _ => by_ratio,
+                }
+            }
+        };
+        Some(select as usize)
+    }
+
     /// The surviving rows in output order, or `None` when the dataset passes unchanged.
     pub fn select(&self, values: &[SelectValue]) -> Option<Vec<usize>> {
         let n = values.len();
@@ -61,28 +86,10 @@ impl SelectorKind {
             return None;
         }
         match *self {
-            SelectorKind::TopK {
-                top_ratio,
-                topk,
-                reverse,
-            } => {
-                let select = match top_ratio.filter(|r| *r != 0.0) {
-                    None => topk.filter(|k| *k > 0)? as f64,
-                    Some(r) => {
-                        let by_ratio = r * n as f64;
-                        match topk.filter(|k| *k > 0) {
-                            Some(k) if (k as f64) < by_ratio => k as f64,
-                            _ => by_ratio,
-                        }
-                    }
-                };
+            SelectorKind::TopK { reverse, .. } => {
+                let select = self.top_count(n)?;
                 let all: Vec<usize> = (0..n).collect();
-                Some(top_indices(
-                    &numbers(values),
-                    &all,
-                    select as usize,
-                    reverse,
-                ))
+                Some(top_indices(&numbers(values), &all, select, reverse))
             }
             SelectorKind::Range {
                 lower_percentile,

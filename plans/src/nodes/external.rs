@@ -1,0 +1,239 @@
+//! What the global nodes use once their keys or values do not fit in memory: the run's
+//! [`MemoryBudget`] (one DataFusion memory pool and disk manager), per-partition row files on disk
+//! ([`RowFile`]), and [`sort_files`], DataFusion's `SortExec` over all of them within the budget
+//! (spilling sorted runs and merging them when they do not fit).
+
+use std::sync::{Arc, Mutex};
+
+use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch, UInt32Array, UInt64Array};
+use datafusion::arrow::compute::SortOptions;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type};
+use datafusion::common::{Result, exec_datafusion_err};
+use datafusion::execution::memory_pool::{FairSpillPool, MemoryConsumer, MemoryReservation};
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::expressions::col;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
+use datafusion::prelude::SessionConfig;
+use futures::StreamExt;
+
+use super::spill::{Spill, Spilled};
+
+/// The memory a run's global operators may hold: one DataFusion memory pool (fair among the
+/// consumers that can spill) and its disk manager (spill files in the OS's temporary directory,
+/// `TMPDIR`).
+#[derive(Debug)]
+pub struct MemoryBudget {
+    runtime: Arc<RuntimeEnv>,
+    bytes: usize,
+}
+
+impl MemoryBudget {
+    pub fn new(bytes: usize) -> Result<Arc<MemoryBudget>> {
+        let runtime = RuntimeEnvBuilder::new()
+            .with_memory_pool(Arc::new(FairSpillPool::new(bytes)))
+            .build_arc()?;
+        Ok(Arc::new(MemoryBudget { runtime, bytes }))
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// A reservation of `name` in the pool, for what a barrier holds in memory while it can.
+    pub(crate) fn reservation(&self, name: String) -> MemoryReservation {
+        MemoryConsumer::new(name)
+            .with_can_spill(true)
+            .register(&self.runtime.memory_pool)
+    }
+
+    /// A task context whose sorts run in this budget: batches and the sort's merge reservation
+    /// scaled to it, so that a small budget spills instead of failing.
+    fn task_ctx(&self, row_bytes: usize) -> Arc<TaskContext> {
+        let batch = (self.bytes / 64 / row_bytes.max(1)).clamp(256, 8192);
+        let mut config = SessionConfig::new().with_batch_size(batch);
+        let options = &mut config.options_mut().execution;
+        options.sort_spill_reservation_bytes = (self.bytes / 4).min(10 << 20);
+        options.sort_in_place_threshold_bytes = (self.bytes / 8).min(1 << 20);
+        Arc::new(
+            TaskContext::default()
+                .with_session_config(config)
+                .with_runtime(self.runtime.clone()),
+        )
+    }
+}
+
+/// One partition's rows on disk, as Arrow batches whose last column is the row's index in its
+/// partition (`UInt32`), in row order.
+pub(crate) struct RowFile {
+    data: Option<Spilled>,
+    rows: usize,
+}
+
+impl RowFile {
+    /// Writes `batches` (a partition of `rows` rows).
+    pub(crate) fn write(
+        rows: usize,
+        batches: impl IntoIterator<Item = Result<RecordBatch>>,
+    ) -> Result<RowFile> {
+        let mut spill = Spill::default();
+        for batch in batches {
+            spill.write(&batch?)?;
+        }
+        Ok(RowFile {
+            data: spill.finish()?,
+            rows,
+        })
+    }
+
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Its batches, read back once.
+    pub(crate) fn read(self) -> Result<Vec<RecordBatch>> {
+        match self.data {
+            None => Ok(Vec::new()),
+            Some(data) => Ok(data.read()?.collect::<Result<_, _>>()?),
+        }
+    }
+}
+
+/// Sorts the rows of every file in `files` (partition order), their row indices made global
+/// (each file's rows follow the previous files'), by `order` (`(column, descending)`, ascending
+/// global row last) within `budget`; calls `each` with the sorted batches, whose last column is
+/// the global row (`UInt64`). Blocks: runs the sort on a private runtime.
+pub(crate) fn sort_files(
+    budget: &MemoryBudget,
+    file_schema: &SchemaRef,
+    files: Vec<RowFile>,
+    order: &[(&str, bool)],
+    mut each: impl FnMut(&RecordBatch) -> Result<()> + Send,
+) -> Result<()> {
+    let schema = global_schema(file_schema);
+    let row_bytes = schema.fields().len() * 8;
+    let plan = sort_plan(&schema, files, order)?;
+    let ctx = budget.task_ctx(row_bytes);
+    crate::store::block_on(async move {
+        let mut sorted = plan.execute(0, ctx)?;
+        while let Some(batch) = sorted.next().await {
+            each(&batch?)?;
+        }
+        Ok(())
+    })
+}
+
+/// `file_schema` with its last column (the row in its partition) a `UInt64` global row.
+fn global_schema(file_schema: &SchemaRef) -> SchemaRef {
+    let mut fields: Vec<Field> = file_schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    if let Some(last) = fields.pop() {
+        fields.push(Field::new(last.name(), DataType::UInt64, false));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+fn sort_plan(
+    schema: &SchemaRef,
+    files: Vec<RowFile>,
+    order: &[(&str, bool)],
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let source = Arc::new(AllRows {
+        files: Mutex::new(Some(files)),
+        schema: schema.clone(),
+    });
+    let input = StreamingTableExec::try_new(schema.clone(), vec![source], None, [], false, None)?;
+    let row = schema.field(schema.fields().len() - 1).name().clone();
+    let mut exprs = Vec::with_capacity(order.len() + 1);
+    for (column, descending) in order.iter().copied().chain([(row.as_str(), false)]) {
+        let options = SortOptions {
+            descending,
+            nulls_first: false,
+        };
+        exprs.push(PhysicalSortExpr::new(col(column, schema)?, options));
+    }
+    let order = LexOrdering::new(exprs).ok_or_else(|| exec_datafusion_err!("no sort key"))?;
+    Ok(Arc::new(SortExec::new(order, Arc::new(input))))
+}
+
+/// Every file's rows, with global row indices.
+struct AllRows {
+    files: Mutex<Option<Vec<RowFile>>>,
+    schema: SchemaRef,
+}
+
+impl std::fmt::Debug for AllRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AllRows")
+    }
+}
+
+impl PartitionStream for AllRows {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let batch_size = ctx.session_config().batch_size();
+        let files = self.files.lock().unwrap().take().unwrap_or_default();
+        let mut offset = 0u64;
+        let mut readers = Vec::with_capacity(files.len());
+        for f in files {
+            readers.push((offset, f.data));
+            offset += f.rows as u64;
+        }
+        let schema = self.schema.clone();
+        let out = schema.clone();
+        let stream = futures::stream::iter(readers)
+            .flat_map(move |(offset, data)| {
+                let batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send> =
+                    match data.map(Spilled::read).transpose() {
+                        Ok(None) => Box::new(std::iter::empty()),
+                        Ok(Some(reader)) => {
+                            let schema = out.clone();
+                            Box::new(reader.flat_map(move |b| match b {
+                                Ok(b) => globalize(&schema, &b, offset, batch_size),
+                                Err(e) => vec![Err(e.into())],
+                            }))
+                        }
+                        Err(e) => Box::new(std::iter::once(Err(e))),
+                    };
+                futures::stream::iter(batches)
+            })
+            .boxed();
+        Box::pin(RecordBatchStreamAdapter::new(schema, stream))
+    }
+}
+
+/// `batch`'s rows with their row index `offset` further, in batches of `batch_size` rows with
+/// buffers of their own (the sort accounts a batch by its buffers, which a slice would share).
+fn globalize(
+    schema: &SchemaRef,
+    batch: &RecordBatch,
+    offset: u64,
+    batch_size: usize,
+) -> Vec<Result<RecordBatch>> {
+    let last = batch.num_columns() - 1;
+    let rows = batch.column(last).as_primitive::<UInt32Type>().values();
+    (0..batch.num_rows())
+        .step_by(batch_size.max(1))
+        .map(|a| {
+            let n = batch_size.min(batch.num_rows() - a);
+            // `take` copies into new buffers (`slice` and a one-array `concat` share them).
+            let indices = UInt32Array::from_iter_values(a as u32..(a + n) as u32);
+            let mut columns: Vec<ArrayRef> = (0..last)
+                .map(|c| datafusion::arrow::compute::take(batch.column(c), &indices, None))
+                .collect::<Result<_, _>>()?;
+            let global: Vec<u64> = rows[a..a + n].iter().map(|r| offset + *r as u64).collect();
+            columns.push(Arc::new(UInt64Array::from(global)));
+            Ok(RecordBatch::try_new(schema.clone(), columns)?)
+        })
+        .collect()
+}

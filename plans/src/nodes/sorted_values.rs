@@ -1,0 +1,194 @@
+//! Deciding a top-k selector whose values do not fit its memory budget. Each partition's rows go
+//! to a temporary Arrow IPC file as `(value, dataset order, row)`; DataFusion's `SortExec` sorts
+//! them within the budget ([`super::external`]) by value (descending for `reverse`) and then
+//! dataset order, which is `heapq.nlargest`/`nsmallest`'s order with ties in dataset order, and
+//! the first `k` get their output ranks. A selector that passes the dataset unchanged ranks every
+//! row by dataset order instead. Only numbers sort this way: a partition with a missing or NaN
+//! value makes the barrier decide in memory (see [`sortable`]).
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{AsArray, Float64Array, RecordBatch, UInt32Array, UInt64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Schema, SchemaRef, UInt64Type};
+use datafusion::common::{Result, exec_err};
+use dj_udfs::SelectorKind;
+use dj_udfs::selector::SelectValue;
+
+use super::external::{MemoryBudget, RowFile, sort_files};
+use super::values::{DROPPED, SelectRows};
+
+/// Whether every value of `rows` is a number that sorts as the in-memory selection compares it
+/// (NaN compares equal to everything there, which no sort reproduces).
+pub(crate) fn sortable(rows: &SelectRows) -> bool {
+    (rows.values.iter()).all(|v| matches!(v, SelectValue::Number(x) if !x.is_nan()))
+}
+
+fn file_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("value", DataType::Float64, false),
+        Field::new("order", DataType::UInt64, false),
+        Field::new("row", DataType::UInt32, false),
+    ]))
+}
+
+/// One partition's selector rows on disk.
+pub(crate) struct ValueFile(RowFile);
+
+impl ValueFile {
+    /// Writes `rows`, whose values are [`sortable`].
+    pub(crate) fn write(rows: &SelectRows) -> Result<ValueFile> {
+        const BATCH_ROWS: usize = 1 << 15;
+        let n = rows.order.len();
+        let batches = (0..n).step_by(BATCH_ROWS).map(|a| {
+            let b = (a + BATCH_ROWS).min(n);
+            // -0.0 and 0.0 compare equal in memory; the sort orders them apart.
+            let values: Vec<f64> = (rows.values[a..b].iter())
+                .map(|v| match v {
+                    SelectValue::Number(x) => x + 0.0,
+                    _ => f64::NAN,
+                })
+                .collect();
+            Ok(RecordBatch::try_new(
+                file_schema(),
+                vec![
+                    Arc::new(Float64Array::from(values)),
+                    Arc::new(UInt64Array::from(rows.order[a..b].to_vec())),
+                    Arc::new(UInt32Array::from_iter_values(a as u32..b as u32)),
+                ],
+            )?)
+        });
+        Ok(ValueFile(RowFile::write(n, batches)?))
+    }
+
+    /// The rows back, to decide in memory.
+    pub(crate) fn read(self) -> Result<SelectRows> {
+        let mut rows = SelectRows::default();
+        for batch in self.0.read()? {
+            let values = batch.column(0).as_primitive::<Float64Type>();
+            rows.values
+                .extend(values.values().iter().map(|x| SelectValue::Number(*x)));
+            let order = batch.column(1).as_primitive::<UInt64Type>();
+            rows.order.extend(order.values().iter().copied());
+        }
+        Ok(rows)
+    }
+
+    pub(crate) fn rows(&self) -> usize {
+        self.0.rows()
+    }
+}
+
+/// Output ranks per partition and row ([`DROPPED`] for rows not selected) of a top-k selector
+/// over `parts` (in partition order), sorted on disk within `budget`.
+pub(crate) fn decide_top_k_sorted(
+    kind: &SelectorKind,
+    budget: &MemoryBudget,
+    parts: Vec<ValueFile>,
+) -> Result<Vec<Vec<u64>>> {
+    let SelectorKind::TopK { reverse, .. } = *kind else {
+        return exec_err!("only top-k selectors decide from values sorted on disk");
+    };
+    let sizes: Vec<usize> = parts.iter().map(ValueFile::rows).collect();
+    let mut starts = Vec::with_capacity(sizes.len());
+    let mut total = 0usize;
+    for n in &sizes {
+        starts.push(total);
+        total += n;
+    }
+    let mut ranks: Vec<Vec<u64>> = sizes.iter().map(|n| vec![DROPPED; *n]).collect();
+    let (order, keep): (Vec<(&str, bool)>, usize) = match kind.top_count(total) {
+        None => (vec![("order", false)], total),
+        Some(k) => (vec![("value", reverse), ("order", false)], k),
+    };
+    let files = parts.into_iter().map(|f| f.0).collect();
+    let mut rank = 0u64;
+    sort_files(budget, &file_schema(), files, &order, |batch| {
+        let rows = batch.column(2).as_primitive::<UInt64Type>().values();
+        for g in rows.iter().take(keep.saturating_sub(rank as usize)) {
+            let g = *g as usize;
+            let p = starts.partition_point(|s| *s <= g) - 1;
+            ranks[p][g - starts[p]] = rank;
+            rank += 1;
+        }
+        Ok(())
+    })?;
+    Ok(ranks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nodes::select::SelectBarrier;
+
+    /// Per partition its rows: values with many ties, signed zeros and infinities; dataset order
+    /// keys as the runner makes them (partition in the high bits).
+    fn parts(partitions: usize, rows: usize, nan_at: Option<usize>) -> Vec<SelectRows> {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let per = rows.div_ceil(partitions);
+        (0..partitions)
+            .map(|p| {
+                let mut part = SelectRows::default();
+                for i in 0..per.min(rows - (p * per).min(rows)) {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let g = p * per + i;
+                    let x = match state % 50 {
+                        0 => -0.0,
+                        1 => 0.0,
+                        2 => f64::INFINITY,
+                        _ if Some(g) == nan_at => f64::NAN,
+                        v => (v % 17) as f64 / 4.0 - 2.0,
+                    };
+                    part.order.push(((p as u64) << 40) | i as u64);
+                    part.values.push(SelectValue::Number(x));
+                }
+                part
+            })
+            .collect()
+    }
+
+    fn ranks(b: &SelectBarrier, partitions: usize) -> Vec<Vec<u64>> {
+        (0..partitions).map(|p| b.ranks(p).unwrap()).collect()
+    }
+
+    /// Top-k past its budget ranks exactly as in memory: by count and by ratio, largest and
+    /// smallest, passing unchanged, for 1, 3 and 7 partitions arriving in any order; with a NaN,
+    /// from the files read back.
+    #[test]
+    fn spilled_top_k_matches_the_in_memory_selection() {
+        let kinds = [
+            (Some(0.3), None, true),
+            (None, Some(123), false),
+            (Some(0.5), Some(40), true),
+            (None, None, false),
+        ];
+        for (top_ratio, topk, reverse) in kinds {
+            let kind = SelectorKind::TopK {
+                top_ratio,
+                topk,
+                reverse,
+            };
+            for partitions in [1, 3, 7] {
+                for nan_at in [None, Some(700)] {
+                    let parts = parts(partitions, 1500, nan_at);
+                    let expected = crate::nodes::select::decide(&kind, &parts);
+                    for (budget, spills) in [(None, false), (Some(32 << 10), true)] {
+                        let b = SelectBarrier::new(0, kind.clone(), partitions, None, None);
+                        if let Some(bytes) = budget {
+                            b.set_budget(MemoryBudget::new(bytes).unwrap());
+                        }
+                        let mut order: Vec<usize> = (0..partitions).collect();
+                        order.rotate_left(partitions / 2);
+                        for p in order {
+                            b.contribute(p, parts[p].clone()).unwrap();
+                        }
+                        let case = format!("{kind:?}, {partitions} partitions, NaN {nan_at:?}");
+                        assert_eq!(b.spilled(), spills, "{case}");
+                        assert_eq!(ranks(&b, partitions), expected, "{case}");
+                    }
+                }
+            }
+        }
+    }
+}
