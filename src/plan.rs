@@ -233,8 +233,9 @@ pub(crate) struct PlanEngine<'a> {
     pub(crate) on_cluster: bool,
 }
 
-/// Where partition `p`'s plan starts: its input range (hashed into `sink`, if given), or the
-/// checkpoint it resumes from; whether that is the raw input, and the first op still to run.
+/// Where a partition's plan starts (`start`): its input `range` (hashed into `sink`, if given), or
+/// the checkpoint it resumes from (fetched through `mirror` when published there); whether that
+/// is the raw input, and the first op still to run.
 pub(crate) async fn partition_source(
     recipe: &Recipe,
     index: &Arc<InputIndex>,
