@@ -120,3 +120,37 @@ fn top_k_selector_over_its_budget_exports_the_same_rows() {
     let op = "topk_specified_field_selector: {field_key: score, top_ratio: 0.4, reverse: true}";
     check(op, 30_000, 2, "ray_partitioned");
 }
+
+/// On a cluster the client decides the global ops: over its budget, it sorts the keys the
+/// executors computed on its disk, and the export is the local unbounded run's, with one and with
+/// two executors.
+#[test]
+fn a_cluster_client_over_its_budget_decides_as_locally() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("in.jsonl");
+    corpus(&data, 4_000, 30);
+    let recipe = |export: &str| {
+        let path = dir.path().join(format!("{export}.yaml"));
+        write(
+            &path,
+            &format!(
+                "dataset_path: {}\nexport_path: {}\nnp: 3\nprocess:\n  - document_deduplicator:\n\
+                 \x20 - document_minhash_deduplicator:\n",
+                data.display(),
+                dir.path().join(export).display(),
+            ),
+        );
+        path
+    };
+    let (want, _) = run(dir.path(), &recipe("local.jsonl"), "local.jsonl", &[]);
+    for executors in [1, 2] {
+        let cluster = crate::cluster::Cluster::start(executors);
+        let export = format!("cluster{executors}.jsonl");
+        let args = ["--engine", "ballista", "--scheduler", &cluster.scheduler];
+        let args = [&args[..], &["--memory_budget_mb", "1"]].concat();
+        let (got, stderr) = run(dir.path(), &recipe(&export), &export, &args);
+        assert!(stderr.contains(SPILLED), "{executors} executors: {stderr}");
+        assert!(got == want, "{executors} executors: the export differs");
+        assert!(cluster.worked(0), "the executors ran tasks");
+    }
+}

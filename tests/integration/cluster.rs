@@ -37,8 +37,8 @@ process:
 ";
 
 /// A scheduler and executors, killed when dropped.
-struct Cluster {
-    scheduler: String,
+pub(crate) struct Cluster {
+    pub(crate) scheduler: String,
     executors: Vec<Child>,
     scheduler_process: Child,
     dir: tempfile::TempDir,
@@ -70,7 +70,7 @@ fn wait_listening(port: u16, child: &mut Child, what: &str) {
 }
 
 impl Cluster {
-    fn start(executors: usize) -> Cluster {
+    pub(crate) fn start(executors: usize) -> Cluster {
         Cluster::start_with_env(executors, &[])
     }
 
@@ -121,7 +121,7 @@ impl Cluster {
     }
 
     /// Whether executor `i` ran any task (Ballista keeps a directory per job it worked on).
-    fn worked(&self, executor: usize) -> bool {
+    pub(crate) fn worked(&self, executor: usize) -> bool {
         std::fs::read_dir(self.work_dir(executor))
             .unwrap()
             .filter_map(|e| e.ok())
