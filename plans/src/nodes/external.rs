@@ -80,14 +80,13 @@ impl RowFile {
         rows: usize,
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<RowFile> {
-        let mut spill = Spill::default();
+        let mut writer = RowFileWriter::default();
         for batch in batches {
-            spill.write(&batch?)?;
+            writer.write(&batch?)?;
         }
-        Ok(RowFile {
-            data: spill.finish()?,
-            rows,
-        })
+        let mut file = writer.finish()?;
+        file.rows = rows;
+        Ok(file)
     }
 
     pub(crate) fn rows(&self) -> usize {
@@ -100,6 +99,27 @@ impl RowFile {
             None => Ok(Vec::new()),
             Some(data) => Ok(data.read()?.collect::<Result<_, _>>()?),
         }
+    }
+}
+
+/// A [`RowFile`] written batch by batch.
+#[derive(Default)]
+pub(crate) struct RowFileWriter {
+    spill: Spill,
+    rows: usize,
+}
+
+impl RowFileWriter {
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.rows += batch.num_rows();
+        self.spill.write(batch)
+    }
+
+    pub(crate) fn finish(self) -> Result<RowFile> {
+        Ok(RowFile {
+            data: self.spill.finish()?,
+            rows: self.rows,
+        })
     }
 }
 

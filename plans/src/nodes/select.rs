@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 
 use super::concurrency::Concurrency;
 use super::external::MemoryBudget;
-use super::sorted_values::{ValueFile, decide_top_k_sorted, sortable};
+use super::sorted_values::{ValueFile, decide_sorted, sortable};
 use super::spill::Spill;
 use super::timed::TimedStream;
 use super::values::DROPPED;
@@ -229,10 +229,13 @@ impl SelectBarrier {
     }
 
     /// Whether `rows` can join those held in memory within the budget: about 112 bytes a row
-    /// held and sorted in the decision. Only top-k selectors go to disk.
+    /// held and sorted in the decision. Only top-k and range selectors go to disk.
     fn fits(&self, st: &mut SelectState, rows: &SelectRows) -> bool {
-        let (Some(budget), Some(SelectorKind::TopK { .. })) = (self.budget.get(), &self.kind)
-        else {
+        let sorts = matches!(
+            self.kind,
+            Some(SelectorKind::TopK { .. } | SelectorKind::Range { .. })
+        );
+        let Some(budget) = self.budget.get().filter(|_| sorts) else {
             return true;
         };
         let reserved = st.reserved.get_or_insert_with(|| {
@@ -273,7 +276,7 @@ impl SelectBarrier {
                 let files: Vec<ValueFile> = files.iter_mut().map(|f| f.take().unwrap()).collect();
                 if !st.unsortable {
                     let budget = self.budget.get().expect("spilled under a budget");
-                    return decide_top_k_sorted(kind, budget, files);
+                    return decide_sorted(kind, budget, files);
                 }
                 files
                     .into_iter()

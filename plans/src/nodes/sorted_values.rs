@@ -1,9 +1,10 @@
-//! Deciding a top-k selector whose values do not fit its memory budget. Each partition's rows go
+//! Deciding a top-k or range selector whose values do not fit its memory budget. Each partition's rows go
 //! to a temporary Arrow IPC file as `(value, dataset order, row)`; DataFusion's `SortExec` sorts
 //! them within the budget ([`super::external`]) by value (descending for `reverse`) and then
 //! dataset order, which is `heapq.nlargest`/`nsmallest`'s order with ties in dataset order, and
-//! the first `k` get their output ranks. A selector that passes the dataset unchanged ranks every
-//! row by dataset order instead. Only numbers sort this way: a partition with a missing or NaN
+//! the first `k` get their output ranks. A range selector does Data-Juicer's two passes: the
+//! `upper` smallest, then the `upper - lower` largest of those (ties in the first pass's order).
+//! A selector that passes the dataset unchanged ranks every row by dataset order instead. Only numbers sort this way: a partition with a missing or NaN
 //! value makes the barrier decide in memory (see [`sortable`]).
 
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use datafusion::common::{Result, exec_err};
 use dj_udfs::SelectorKind;
 use dj_udfs::selector::SelectValue;
 
-use super::external::{MemoryBudget, RowFile, sort_files};
+use super::external::{MemoryBudget, RowFile, RowFileWriter, sort_files};
 use super::values::{DROPPED, SelectRows};
 
 /// Whether every value of `rows` is a number that sorts as the in-memory selection compares it
@@ -78,41 +79,115 @@ impl ValueFile {
     }
 }
 
-/// Output ranks per partition and row ([`DROPPED`] for rows not selected) of a top-k selector
-/// over `parts` (in partition order), sorted on disk within `budget`.
-pub(crate) fn decide_top_k_sorted(
+/// Where every global row lands: `ranks[p][i]` for the row at `starts[p] + i`.
+struct Ranking {
+    starts: Vec<usize>,
+    ranks: Vec<Vec<u64>>,
+    total: usize,
+}
+
+impl Ranking {
+    fn new(parts: &[ValueFile]) -> Ranking {
+        let mut starts = Vec::with_capacity(parts.len());
+        let mut total = 0usize;
+        for f in parts {
+            starts.push(total);
+            total += f.rows();
+        }
+        let ranks = parts.iter().map(|f| vec![DROPPED; f.rows()]).collect();
+        Ranking {
+            starts,
+            ranks,
+            total,
+        }
+    }
+
+    fn set(&mut self, g: usize, rank: u64) {
+        let p = self.starts.partition_point(|s| *s <= g) - 1;
+        self.ranks[p][g - self.starts[p]] = rank;
+    }
+}
+
+/// Output ranks per partition and row ([`DROPPED`] for rows not selected) of a top-k or range
+/// selector over `parts` (in partition order), sorted on disk within `budget`.
+pub(crate) fn decide_sorted(
     kind: &SelectorKind,
     budget: &MemoryBudget,
     parts: Vec<ValueFile>,
 ) -> Result<Vec<Vec<u64>>> {
-    let SelectorKind::TopK { reverse, .. } = *kind else {
-        return exec_err!("only top-k selectors decide from values sorted on disk");
-    };
-    let sizes: Vec<usize> = parts.iter().map(ValueFile::rows).collect();
-    let mut starts = Vec::with_capacity(sizes.len());
-    let mut total = 0usize;
-    for n in &sizes {
-        starts.push(total);
-        total += n;
+    let mut ranking = Ranking::new(&parts);
+    let files: Vec<RowFile> = parts.into_iter().map(|f| f.0).collect();
+    let n = ranking.total;
+    let by_order = [("order", false)];
+    match kind {
+        SelectorKind::TopK { reverse, .. } => {
+            let (order, keep) = match kind.top_count(n) {
+                None => (&by_order[..], n),
+                Some(k) => (&[("value", *reverse), ("order", false)][..], k),
+            };
+            rank_first(budget, files, order, (keep, 2), &mut ranking)?;
+        }
+        SelectorKind::Range { .. } => match kind.range_bounds(n) {
+            None => rank_first(budget, files, &by_order, (n, 2), &mut ranking)?,
+            Some((lower, upper)) => {
+                // Data-Juicer's two passes: the `upper` smallest (ties in dataset order), then
+                // the `upper - lower` largest of those (ties in that first order).
+                let smallest = first_sorted(budget, files, upper)?;
+                let by_value = [("value", true)];
+                let keep = (upper - lower, 1);
+                rank_first(budget, vec![smallest], &by_value, keep, &mut ranking)?;
+            }
+        },
+        _ => return exec_err!("only top-k and range selectors decide from values sorted on disk"),
     }
-    let mut ranks: Vec<Vec<u64>> = sizes.iter().map(|n| vec![DROPPED; *n]).collect();
-    let (order, keep): (Vec<(&str, bool)>, usize) = match kind.top_count(total) {
-        None => (vec![("order", false)], total),
-        Some(k) => (vec![("value", reverse), ("order", false)], k),
-    };
-    let files = parts.into_iter().map(|f| f.0).collect();
+    Ok(ranking.ranks)
+}
+
+/// Sorts `files` by `order` (then global row) and gives the first `keep` rows their ranks; a
+/// row's global index is in column `target` of the sorted batches.
+fn rank_first(
+    budget: &MemoryBudget,
+    files: Vec<RowFile>,
+    order: &[(&str, bool)],
+    (keep, target): (usize, usize),
+    ranking: &mut Ranking,
+) -> Result<()> {
     let mut rank = 0u64;
-    sort_files(budget, &file_schema(), files, &order, |batch| {
-        let rows = batch.column(2).as_primitive::<UInt64Type>().values();
+    sort_files(budget, &file_schema(), files, order, |batch| {
+        let rows = batch.column(target).as_primitive::<UInt64Type>().values();
         for g in rows.iter().take(keep.saturating_sub(rank as usize)) {
-            let g = *g as usize;
-            let p = starts.partition_point(|s| *s <= g) - 1;
-            ranks[p][g - starts[p]] = rank;
+            ranking.set(*g as usize, rank);
             rank += 1;
         }
         Ok(())
     })?;
-    Ok(ranks)
+    Ok(())
+}
+
+/// The `k` smallest rows of `files` (ties in dataset order), as one file in that order whose
+/// `order` column holds each row's global index and whose row column its position.
+fn first_sorted(budget: &MemoryBudget, files: Vec<RowFile>, k: usize) -> Result<RowFile> {
+    let mut out = RowFileWriter::default();
+    let mut taken = 0usize;
+    let by_value = [("value", false), ("order", false)];
+    sort_files(budget, &file_schema(), files, &by_value, |batch| {
+        let n = batch.num_rows().min(k - taken);
+        if n == 0 {
+            return Ok(());
+        }
+        let positions = UInt32Array::from_iter_values(taken as u32..(taken + n) as u32);
+        out.write(&RecordBatch::try_new(
+            file_schema(),
+            vec![
+                batch.column(0).slice(0, n),
+                batch.column(2).slice(0, n),
+                Arc::new(positions),
+            ],
+        )?)?;
+        taken += n;
+        Ok(())
+    })?;
+    out.finish()
 }
 
 #[cfg(test)]
@@ -152,23 +227,33 @@ mod tests {
         (0..partitions).map(|p| b.ranks(p).unwrap()).collect()
     }
 
-    /// Top-k past its budget ranks exactly as in memory: by count and by ratio, largest and
-    /// smallest, passing unchanged, for 1, 3 and 7 partitions arriving in any order; with a NaN,
-    /// from the files read back.
+    /// Top-k and range selectors past their budget rank exactly as in memory: by count and by
+    /// ratio, largest and smallest, percentiles and ranks, passing unchanged, for 1, 3 and 7
+    /// partitions arriving in any order; with a NaN, from the files read back.
     #[test]
-    fn spilled_top_k_matches_the_in_memory_selection() {
-        let kinds = [
-            (Some(0.3), None, true),
-            (None, Some(123), false),
-            (Some(0.5), Some(40), true),
-            (None, None, false),
-        ];
-        for (top_ratio, topk, reverse) in kinds {
-            let kind = SelectorKind::TopK {
-                top_ratio,
-                topk,
-                reverse,
+    fn spilled_selections_match_the_in_memory_ones() {
+        let top = |top_ratio, topk, reverse| SelectorKind::TopK {
+            top_ratio,
+            topk,
+            reverse,
+        };
+        let range =
+            |lower_percentile, upper_percentile, lower_rank, upper_rank| SelectorKind::Range {
+                lower_percentile,
+                upper_percentile,
+                lower_rank,
+                upper_rank,
             };
+        let kinds = [
+            top(Some(0.3), None, true),
+            top(None, Some(123), false),
+            top(Some(0.5), Some(40), true),
+            top(None, None, false),
+            range(Some(0.2), Some(0.7), None, None),
+            range(Some(0.1), Some(0.9), Some(100), Some(900)),
+            range(Some(0.3), None, None, None),
+        ];
+        for kind in kinds {
             for partitions in [1, 3, 7] {
                 for nan_at in [None, Some(700)] {
                     let parts = parts(partitions, 1500, nan_at);

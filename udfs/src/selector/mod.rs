@@ -79,6 +79,44 @@ impl SelectorKind {
         Some(select as usize)
     }
 
+    /// For a range selector: the `[lower, upper)` positions of the rows it keeps in ascending
+    /// value order, or `None` when it passes the dataset unchanged; `None` for the other kinds.
+    pub fn range_bounds(&self, n: usize) -> Option<(usize, usize)> {
+        let SelectorKind::Range {
+            lower_percentile,
+            upper_percentile,
+            lower_rank,
+            upper_rank,
+        } = *self
+        else {
+            return None;
+        };
+        if n <= 1 {
+            return None;
+        }
+        if lower_percentile.is_none() && lower_rank.is_none() {
+            return None;
+        }
+        if upper_percentile.is_none() && upper_rank.is_none() {
+            return None;
+        }
+        let mut lower = 0usize;
+        let mut upper = n;
+        if let Some(p) = lower_percentile {
+            lower = (p * n as f64) as usize;
+        }
+        if let Some(r) = lower_rank {
+            lower = lower.max(r as usize);
+        }
+        if let Some(p) = upper_percentile {
+            upper = (p * n as f64) as usize;
+        }
+        if let Some(r) = upper_rank {
+            upper = upper.min(r as usize);
+        }
+        Some((lower, upper.max(lower)))
+    }
+
     /// The surviving rows in output order, or `None` when the dataset passes unchanged.
     pub fn select(&self, values: &[SelectValue]) -> Option<Vec<usize>> {
         let n = values.len();
@@ -91,33 +129,8 @@ impl SelectorKind {
                 let all: Vec<usize> = (0..n).collect();
                 Some(top_indices(&numbers(values), &all, select, reverse))
             }
-            SelectorKind::Range {
-                lower_percentile,
-                upper_percentile,
-                lower_rank,
-                upper_rank,
-            } => {
-                if lower_percentile.is_none() && lower_rank.is_none() {
-                    return None;
-                }
-                if upper_percentile.is_none() && upper_rank.is_none() {
-                    return None;
-                }
-                let mut lower = 0usize;
-                let mut upper = n;
-                if let Some(p) = lower_percentile {
-                    lower = (p * n as f64) as usize;
-                }
-                if let Some(r) = lower_rank {
-                    lower = lower.max(r as usize);
-                }
-                if let Some(p) = upper_percentile {
-                    upper = (p * n as f64) as usize;
-                }
-                if let Some(r) = upper_rank {
-                    upper = upper.min(r as usize);
-                }
-                upper = upper.max(lower);
+            SelectorKind::Range { .. } => {
+                let (lower, upper) = self.range_bounds(n)?;
                 let v = numbers(values);
                 let all: Vec<usize> = (0..n).collect();
                 let smallest = top_indices(&v, &all, upper, false);
