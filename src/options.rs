@@ -79,13 +79,7 @@ impl RunOptions {
         if let Some(mb) = self.memory_budget_mb.or(recipe.memory_budget_mb) {
             return mb << 20;
         }
-        let available = sysinfo::System::new().map_or(0, |mut sys| {
-            sys.refresh_memory();
-            let host = sys.available_memory();
-            sys.cgroup_limits()
-                .map_or(host, |c| host.min(c.free_memory))
-        });
-        (available / 4).max(64 << 20)
+        (available_memory() / 4).max(64 << 20)
     }
 
     /// The engine the flags choose, else the recipe's.
@@ -100,4 +94,20 @@ impl RunOptions {
             },
         }
     }
+}
+
+/// The memory this process may still take: the host's available memory, or less when the
+/// process's cgroup (v1 or v2) has a limit.
+fn available_memory() -> u64 {
+    let Ok(mut sys) = sysinfo::System::new() else {
+        return 0;
+    };
+    sys.refresh_memory();
+    let host = sys.available_memory();
+    let Ok(pid) = sysinfo::get_current_pid() else {
+        return host;
+    };
+    sys.refresh_processes(sysinfo::ProcessesToUpdate::Some(&[pid]), false);
+    let cgroup = sys.process(pid).and_then(|p| p.cgroup_limits());
+    cgroup.map_or(host, |c| host.min(c.free_memory))
 }

@@ -15,6 +15,7 @@ use dj_plans::nodes::Concurrency;
 use dj_plans::nodes::MemoryBudget;
 use dj_plans::source::{InputIndex, RowRange};
 use dj_plans::{Recipe, planner};
+use dj_udfs::OpKind;
 
 use super::progress::{self, Watched};
 use super::task::PartitionTask;
@@ -114,7 +115,13 @@ fn barriers(
     opts: &RunOptions,
 ) -> Result<Barriers> {
     let keys_dir = job.map(|j| j.paths.checkpoints.as_path());
-    let budget = MemoryBudget::new(opts.memory_budget_bytes(recipe) as usize)?;
+    let bytes = opts.memory_budget_bytes(recipe);
+    let global = (recipe.process.iter())
+        .any(|o| matches!(o.spec.kind, OpKind::Deduplicator | OpKind::Selector));
+    if global {
+        tracing::info!("the global operators' memory budget: {} MB", bytes >> 20);
+    }
+    let budget = MemoryBudget::new(bytes as usize)?;
     let barriers = Barriers::new(&recipe.process, starts.len(), keys_dir, Some(concurrency))
         .with_input(index)
         .with_budget(&budget);
