@@ -4,7 +4,7 @@
 //! every other node to an inner codec (Ballista's own, or DataFusion's default).
 //!
 //! A deduplicator travels with its decision for the partition (the runner decides it from every
-//! partition's keys first); a selector's barrier meets all partitions inside one process, so
+//! partition's keys first, or the cluster decides it in stages and it names the lists); a selector's barrier meets all partitions inside one process, so
 //! plans holding one are refused with a clear error. A decoded checkpoint sink has no listener
 //! (the runner logs `checkpoint_save` when the partition's job ends), and decoded boundaries count
 //! into counters of their own: their counts and times come back as their metrics.
@@ -33,6 +33,7 @@ use crate::nodes::checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
 use crate::nodes::op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
+use crate::nodes::staged::{KeysSinkExec, KeysSinkNode, RemovedSinkExec, RemovedSinkNode};
 use crate::nodes::{DedupBarrier, DedupExec, DedupNode, SelectBarrier, SelectExec, SelectNode};
 use crate::recipe::{Compression, StorageFormat};
 use crate::source::{InputFile, InputIndex, RowRange, RowRangeExec, RowRangeTable};
@@ -73,6 +74,23 @@ enum WireNode {
     /// A selector whose ranks for this partition the runner decided from every partition's
     /// values before sending the plan.
     Select(WireSelect),
+    /// A staged dedup's stage-1 sink: one partition's keys to a file.
+    DedupKeys {
+        index: usize,
+        op_name: String,
+        hash_column: String,
+        kind: WireKind,
+        partition: usize,
+        path: PathBuf,
+    },
+    /// A staged dedup's stage-3 sink: the edges to every partition's removed rows.
+    DedupRemoved {
+        index: usize,
+        op_name: String,
+        kind: WireKind,
+        partitions: usize,
+        dir: PathBuf,
+    },
 }
 
 /// A decided selector of one partition.
@@ -135,9 +153,12 @@ struct WireDedup {
     partition: usize,
     partitions: usize,
     kind: WireKind,
-    /// The keep-mask, one bit per row (LSB first).
+    /// The keep-mask, one bit per row (LSB first); empty when decided by lists.
     mask: Vec<u8>,
     rows: usize,
+    /// Decided in stages: the directory of every partition's removed rows (no mask).
+    #[serde(default)]
+    removed_lists: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -189,6 +210,19 @@ fn dedup_node(
     partition: usize,
     barrier: &DedupBarrier,
 ) -> Result<WireNode> {
+    if let Some(dir) = barrier.removed_lists() {
+        return Ok(WireNode::Dedup(WireDedup {
+            index,
+            op_name: op_name.to_string(),
+            hash_column: hash_column.to_string(),
+            partition,
+            partitions: barrier.partitions(),
+            kind: barrier.kind().into(),
+            mask: Vec::new(),
+            rows: 0,
+            removed_lists: Some(absolute(dir)?),
+        }));
+    }
     let mask = barrier.mask(partition)?.ok_or_else(|| {
         err(format!(
             "dedup op #{index} {op_name}: a plan is sent only after every partition's keys decided what it keeps"
@@ -209,6 +243,7 @@ fn dedup_node(
         kind: barrier.kind().into(),
         mask: bits,
         rows: mask.len(),
+        removed_lists: None,
     }))
 }
 
@@ -222,9 +257,18 @@ impl WireDedup {
             kind,
             mask,
             rows,
+            removed_lists,
             ..
         } = self;
         let (index, partition, partitions, rows) = (*index, *partition, *partitions, *rows);
+        if let Some(dir) = removed_lists {
+            if partition >= partitions {
+                return Err(err(format!("malformed lists of dedup op #{index}")));
+            }
+            let barrier = DedupBarrier::new(index, (*kind).into(), partitions, None, None);
+            barrier.decide_by_lists(dir.clone());
+            return Ok(barrier);
+        }
         if mask.len() != rows.div_ceil(8) || partition >= partitions {
             return Err(err(format!("malformed keep-mask of dedup op #{index}")));
         }
@@ -247,6 +291,40 @@ struct WireIndex {
     files: Vec<InputFile>,
     schema_ipc: Vec<u8>,
     total_rows: u64,
+}
+
+fn keys_sink(
+    index: usize,
+    op_name: &str,
+    hash_column: &str,
+    kind: DedupKind,
+    partition: usize,
+    path: &Path,
+) -> Result<WireNode> {
+    Ok(WireNode::DedupKeys {
+        index,
+        op_name: op_name.to_string(),
+        hash_column: hash_column.to_string(),
+        kind: kind.into(),
+        partition,
+        path: absolute(path)?,
+    })
+}
+
+fn removed_sink(
+    index: usize,
+    op_name: &str,
+    kind: DedupKind,
+    partitions: usize,
+    dir: &Path,
+) -> Result<WireNode> {
+    Ok(WireNode::DedupRemoved {
+        index,
+        op_name: op_name.to_string(),
+        kind: kind.into(),
+        partitions,
+        dir: absolute(dir)?,
+    })
 }
 
 fn err(message: impl Into<String>) -> DataFusionError {
@@ -451,6 +529,36 @@ impl LogicalExtensionCodec for DjLogicalCodec {
                             partition: d.partition,
                             barrier: d.barrier()?,
                         }),
+                        WireNode::DedupKeys {
+                            index,
+                            op_name,
+                            hash_column,
+                            kind,
+                            partition,
+                            path,
+                        } => Arc::new(KeysSinkNode::try_new(
+                            input,
+                            index,
+                            op_name,
+                            hash_column,
+                            kind.into(),
+                            partition,
+                            path,
+                        )?),
+                        WireNode::DedupRemoved {
+                            index,
+                            op_name,
+                            kind,
+                            partitions,
+                            dir,
+                        } => Arc::new(RemovedSinkNode::try_new(
+                            input,
+                            index,
+                            op_name,
+                            kind.into(),
+                            partitions,
+                            dir,
+                        )?),
                         WireNode::Select(s) => Arc::new(SelectNode {
                             input,
                             index: s.index,
@@ -483,6 +591,21 @@ impl LogicalExtensionCodec for DjLogicalCodec {
         }
         if let Some(d) = any.downcast_ref::<DedupNode>() {
             let node = dedup_node(d.index, &d.op_name, &d.hash_column, d.partition, &d.barrier)?;
+            return write_dj(&node, buf);
+        }
+        if let Some(k) = any.downcast_ref::<KeysSinkNode>() {
+            let node = keys_sink(
+                k.index,
+                &k.op_name,
+                &k.hash_column,
+                k.kind,
+                k.partition,
+                &k.path,
+            )?;
+            return write_dj(&node, buf);
+        }
+        if let Some(r) = any.downcast_ref::<RemovedSinkNode>() {
+            let node = removed_sink(r.index, &r.op_name, r.kind, r.partitions, &r.dir)?;
             return write_dj(&node, buf);
         }
         if let Some(s) = any.downcast_ref::<SelectNode>() {
@@ -619,6 +742,36 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
                         d.partition,
                         d.barrier()?,
                     )?),
+                    WireNode::DedupKeys {
+                        index,
+                        op_name,
+                        hash_column,
+                        kind,
+                        partition,
+                        path,
+                    } => Arc::new(KeysSinkExec::try_new(
+                        input()?,
+                        &hash_column,
+                        index,
+                        op_name,
+                        kind.into(),
+                        partition,
+                        path,
+                    )?),
+                    WireNode::DedupRemoved {
+                        index,
+                        op_name,
+                        kind,
+                        partitions,
+                        dir,
+                    } => Arc::new(RemovedSinkExec::try_new(
+                        input()?,
+                        index,
+                        op_name,
+                        kind.into(),
+                        partitions,
+                        dir,
+                    )?),
                     WireNode::Select(s) => Arc::new(SelectExec::try_new(
                         input()?,
                         &s.value_column,
@@ -670,6 +823,21 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
                 d.partition(),
                 d.barrier(),
             )?;
+            return write_dj(&node, buf);
+        }
+        if let Some(k) = any.downcast_ref::<KeysSinkExec>() {
+            let node = keys_sink(
+                k.index,
+                &k.op_name,
+                &k.hash_column(),
+                k.kind,
+                k.partition,
+                &k.path,
+            )?;
+            return write_dj(&node, buf);
+        }
+        if let Some(r) = any.downcast_ref::<RemovedSinkExec>() {
+            let node = removed_sink(r.index, &r.op_name, r.kind, r.partitions, &r.dir)?;
             return write_dj(&node, buf);
         }
         if let Some(s) = any.downcast_ref::<SelectExec>() {

@@ -193,9 +193,14 @@ impl Barriers {
 
     /// Loads the persisted keys / values partition `p` gave every global op up to `op` (it
     /// resumes after `op`); names the first global op whose file is missing.
-    pub fn load_persisted(&self, p: usize, op: usize) -> std::io::Result<Result<(), usize>> {
+    pub fn load_persisted(
+        &self,
+        p: usize,
+        op: usize,
+        decided_in_stages: &dyn Fn(&DedupBarrier) -> bool,
+    ) -> std::io::Result<Result<(), usize>> {
         for (d, barrier) in self.dedup.range(..=op) {
-            if !barrier.load_persisted(p)? {
+            if !decided_in_stages(barrier) && !barrier.load_persisted(p)? {
                 return Ok(Err(*d));
             }
         }

@@ -15,11 +15,13 @@ use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+use crate::nodes::staged::{KeysSinkExec, KeysSinkNode, RemovedSinkExec, RemovedSinkNode};
 use crate::nodes::{
     CheckpointExec, CheckpointNode, DedupExec, DedupNode, OpBoundaryExec, OpBoundaryNode,
 };
 
-/// Plans `DjOp`, `DjDedup` and `DjCheckpoint` nodes.
+/// Plans dj-fusion's logical nodes: `DjOp`, `DjDedup`, `DjSelect`, `DjCheckpoint`, and a
+/// staged dedup's `DjDedupKeys` and `DjDedupRemoved`.
 #[derive(Debug, Default)]
 pub(crate) struct DjExtensionPlanner;
 
@@ -61,6 +63,29 @@ impl ExtensionPlanner for DjExtensionPlanner {
                 s.op_name.clone(),
                 s.partition,
                 s.barrier.clone(),
+            )?;
+            return Ok(Some(Arc::new(exec)));
+        }
+        if let Some(k) = any.downcast_ref::<KeysSinkNode>() {
+            let exec = KeysSinkExec::try_new(
+                physical_inputs[0].clone(),
+                &k.hash_column,
+                k.index,
+                k.op_name.clone(),
+                k.kind,
+                k.partition,
+                k.path.clone(),
+            )?;
+            return Ok(Some(Arc::new(exec)));
+        }
+        if let Some(r) = any.downcast_ref::<RemovedSinkNode>() {
+            let exec = RemovedSinkExec::try_new(
+                physical_inputs[0].clone(),
+                r.index,
+                r.op_name.clone(),
+                r.kind,
+                r.partitions,
+                r.dir.clone(),
             )?;
             return Ok(Some(Arc::new(exec)));
         }

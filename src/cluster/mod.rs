@@ -9,6 +9,7 @@
 //! they fetch the input into their cache and upload the checkpoints they write.
 
 pub(crate) mod passes;
+pub(crate) mod staged;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -100,11 +101,12 @@ pub(crate) async fn check_scheduler(scheduler: &str) -> Result<()> {
     }
 }
 
-/// A client session whose queries run on the scheduler at `scheduler` (`host:port`).
-pub(crate) async fn client(scheduler: &str) -> Result<SessionContext> {
+/// A client session whose queries run on the scheduler at `scheduler` (`host:port`), planned
+/// with `target_partitions` partitions (1 for a recipe's partition plans, more for a shuffle).
+pub(crate) async fn client(scheduler: &str, target_partitions: usize) -> Result<SessionContext> {
     let (host, port) = parse_address(scheduler)?;
     let (logical, physical) = codecs();
-    let config = planner::config(1)
+    let config = planner::config(target_partitions)
         .with_ballista_logical_extension_codec(logical)
         .with_ballista_physical_extension_codec(physical)
         .with_ballista_job_name("dj-fusion");

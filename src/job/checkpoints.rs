@@ -10,6 +10,7 @@ use anyhow::Result;
 use dj_plans::Recipe;
 use dj_plans::nodes::checkpoint::parse_checkpoint_file_name;
 use dj_plans::nodes::dedup::keys_file_name;
+use dj_plans::nodes::staged::keys_parquet_name;
 use dj_plans::nodes::select::values_file_name;
 use dj_plans::recipe::RetentionPolicy;
 use dj_plans::seal::{self, SEAL_SUFFIX};
@@ -89,11 +90,17 @@ pub(super) fn global_files(
         .iter()
         .filter_map(|o| {
             match o.operator {
-                Operator::Deduplicator(_) => Some(keys_file_name(o.index, p)),
-                Operator::Selector(_) => Some(values_file_name(o.index, p)),
+                Operator::Deduplicator(_) => {
+                    // Saved in memory's format, or in stages by a cluster (see
+                    // `cluster::staged`); the first when neither is there (missing).
+                    let bin = paths.checkpoints.join(keys_file_name(o.index, p));
+                    let staged = paths.checkpoints.join(keys_parquet_name(o.index, p));
+                    Some(if !bin.exists() && staged.exists() { staged } else { bin })
+                }
+                Operator::Selector(_) => Some(paths.checkpoints.join(values_file_name(o.index, p))),
                 _ => None,
             }
-            .map(|name| (o.index, paths.checkpoints.join(name)))
+            .map(|path| (o.index, path))
         })
         .collect()
 }
@@ -251,8 +258,15 @@ pub(crate) fn log_quarantined(events: &EventLog, quarantined: &[Quarantined]) {
 fn is_saved_work(name: &str) -> bool {
     let name = name.strip_suffix(SEAL_SUFFIX).unwrap_or(name);
     parse_checkpoint_file_name(name).is_some()
-        || (name.ends_with(".bin")
-            && (name.starts_with("dedup_keys_op_") || name.starts_with("select_values_op_")))
+        || ((name.ends_with(".bin") || name.ends_with(".parquet"))
+            && name.starts_with("dedup_keys_op_"))
+        || (name.ends_with(".bin") && name.starts_with("select_values_op_"))
+}
+
+/// Whether `name` (in `checkpoints/`) is a staged dedup's removed-rows directory (whole, or
+/// still being written): what retention removes with the saved work.
+fn is_removed_lists(name: &str) -> bool {
+    name.starts_with("dedup_removed_op_")
 }
 
 /// `intermediate_storage.retention_policy` after a successful run: `keep_all` keeps the saved
@@ -275,6 +289,8 @@ pub(crate) fn apply_retention(
             if let Some(m) = mirror {
                 m.remove(&JobPaths::checkpoint_relative(&name))?;
             }
+        } else if path.is_dir() && is_removed_lists(&name) {
+            std::fs::remove_dir_all(&path)?;
         }
     }
     Ok(())
@@ -291,6 +307,8 @@ mod tests {
             "checkpoint_op_0001_partition_0000.jsonl.gz.blake3",
             "dedup_keys_op_0002_partition_0003.bin",
             "dedup_keys_op_0002_partition_0003.bin.blake3",
+            "dedup_keys_op_0002_partition_0003.parquet",
+            "dedup_keys_op_0002_partition_0003.parquet.blake3",
             "select_values_op_0004_partition_0000.bin",
             "select_values_op_0004_partition_0000.bin.blake3",
         ] {

@@ -340,10 +340,10 @@ pub(crate) fn adopt_global_files(
                 .parent()
                 .map_or_else(|| PathBuf::from(&r.source_job), |w| w.join(&r.source_job)),
         );
-        let theirs = global_files(&source, recipe, r.op, r.partition);
-        let mine = global_files(paths, recipe, r.op, r.partition);
-        for ((_, from), (_, to)) in theirs.iter().zip(&mine) {
-            copy_sealed(from, to)?;
+        // Under the source's own names: a key file saved in memory's format or in stages.
+        for (_, from) in global_files(&source, recipe, r.op, r.partition) {
+            let name = from.file_name().context("a key or value file has a name")?;
+            copy_sealed(&from, &paths.checkpoints.join(name))?;
         }
     }
     Ok(())

@@ -12,6 +12,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::Barriers;
 use dj_plans::nodes::Concurrency;
+use dj_plans::nodes::DedupBarrier;
 use dj_plans::nodes::MemoryBudget;
 use dj_plans::source::{InputIndex, RowRange};
 use dj_plans::{Recipe, planner};
@@ -125,9 +126,12 @@ fn barriers(
     let barriers = Barriers::new(&recipe.process, starts.len(), keys_dir, Some(concurrency))
         .with_input(index)
         .with_budget(&budget);
+    // A dedup the cluster decides in stages reads its saved keys there, not here.
+    let on_cluster = matches!(opts.target(recipe), Target::Ballista { .. });
+    let staged = |b: &DedupBarrier| on_cluster && cluster::staged::staged_dir(job, b.kind()).is_some();
     for (p, start) in starts.iter().enumerate() {
         if let Start::Checkpoint { op, .. } = start
-            && let Err(d) = barriers.load_persisted(p, *op)?
+            && let Err(d) = barriers.load_persisted(p, *op, &staged)?
         {
             bail!(
                 "partition {p} resumes after op {op} but the saved keys of global op {d} are missing"
@@ -175,7 +179,7 @@ async fn on_cluster(
         let limit = concurrency_limit(recipe, ranges.len());
         cluster::hash_before_cluster_reads(index, ranges, starts, job, limit).await?;
     }
-    let session = cluster::client(&scheduler).await?;
+    let session = cluster::client(&scheduler, 1).await?;
     let passes = decide_dedups_on_cluster(
         recipe,
         index,

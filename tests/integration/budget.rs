@@ -15,7 +15,7 @@ const WORDS: &[&str] = &[
 /// `rows` texts of `words` words: every tenth row three rows later repeats one exactly, every
 /// tenth six rows later repeats one with its last word changed (a near duplicate), and every
 /// seventeenth is empty. Each row's `score` takes one of 101 values.
-fn corpus(path: &Path, rows: usize, words: usize) {
+pub(crate) fn corpus(path: &Path, rows: usize, words: usize) {
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut texts: Vec<String> = Vec::with_capacity(rows);
     for i in 0..rows {
@@ -51,7 +51,7 @@ fn corpus(path: &Path, rows: usize, words: usize) {
 }
 
 /// Runs `recipe` with `args`, logging at info; returns the export and stderr.
-fn run(dir: &Path, recipe: &Path, export: &str, args: &[&str]) -> (String, String) {
+pub(crate) fn run(dir: &Path, recipe: &Path, export: &str, args: &[&str]) -> (String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dj-run"))
         .arg("--config")
         .arg(recipe)
@@ -66,7 +66,7 @@ fn run(dir: &Path, recipe: &Path, export: &str, args: &[&str]) -> (String, Strin
     (export, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-const SPILLED: &str = "exceed the memory budget";
+pub(crate) const SPILLED: &str = "exceed the memory budget";
 
 /// Runs `op` (a `process:` entry) over `rows` rows with and without a 1 MB budget.
 fn check(op: &str, rows: usize, words: usize, executor: &str) {

@@ -39,6 +39,7 @@ use super::concurrency::Concurrency;
 use super::external::MemoryBudget;
 use super::keys::{KeySet, Keys, keep_first};
 use super::sorted_keys::{KeyFile, decide_sorted};
+use super::staged::{keys_parquet_name, read_keys_file, read_removed};
 use super::spill::{Spill, Spilled};
 use super::timed::TimedStream;
 
@@ -154,6 +155,9 @@ pub struct DedupBarrier {
     /// The memory the keys may hold; past it they go to disk (exact and MinHash dedup; SimHash
     /// decides in memory). Unset: no limit.
     budget: std::sync::OnceLock<Arc<MemoryBudget>>,
+    /// Decided in stages elsewhere (see [`super::staged`]): the directory of every partition's
+    /// removed rows.
+    removed_lists: std::sync::OnceLock<PathBuf>,
 }
 
 struct BarrierState {
@@ -217,6 +221,7 @@ impl DedupBarrier {
             notify: Notify::new(),
             concurrency,
             budget: Default::default(),
+            removed_lists: Default::default(),
         })
     }
 
@@ -240,7 +245,19 @@ impl DedupBarrier {
             notify: Notify::new(),
             concurrency: None,
             budget: Default::default(),
+            removed_lists: Default::default(),
         })
+    }
+
+    /// Marks the op decided in stages: each partition's removed rows are in `dir` (see
+    /// [`super::staged`]), and its plan filters through them (once; later calls are ignored).
+    pub fn decide_by_lists(&self, dir: PathBuf) {
+        let _ = self.removed_lists.set(dir);
+    }
+
+    /// The directory of the removed-row lists, when the op was decided in stages.
+    pub fn removed_lists(&self) -> Option<&std::path::Path> {
+        self.removed_lists.get().map(PathBuf::as_path)
     }
 
     pub fn kind(&self) -> DedupKind {
@@ -304,12 +321,25 @@ impl DedupBarrier {
         let Some(path) = self.keys_path(p) else {
             return Ok(false);
         };
-        if !path.exists() {
+        // Keys a cluster saved in stages, if a run decided this op there.
+        let staged = path.with_file_name(keys_parquet_name(self.op_index, p));
+        let keys = if path.exists() {
+            read_keys(&path)?
+        } else if staged.exists() {
+            read_keys_file(&staged).map_err(std::io::Error::other)?
+        } else {
             return Ok(false);
-        }
-        let keys = read_keys(&path)?;
+        };
         self.submit(p, keys).map_err(std::io::Error::other)?;
         Ok(true)
+    }
+
+    /// The keys partition `p` persisted, if it did (a run that decided this op in memory).
+    pub fn persisted_keys(&self, p: usize) -> std::io::Result<Option<Keys>> {
+        match self.keys_path(p) {
+            Some(path) if path.exists() => read_keys(&path).map(Some),
+            _ => Ok(None),
+        }
     }
 
     fn submit(&self, p: usize, keys: Keys) -> Result<()> {
@@ -679,7 +709,12 @@ fn simhash_key(value: &str) -> Result<u128> {
 
 /// Appends the keys of every row of the hash column: one per string hash (a SimHash's value
 /// itself), one per band of a `List<Binary>` of band keys; none for a null.
-fn keys_of(kind: DedupKind, batch: &RecordBatch, col: usize, out: &mut Keys) -> Result<()> {
+pub(crate) fn keys_of(
+    kind: DedupKind,
+    batch: &RecordBatch,
+    col: usize,
+    out: &mut Keys,
+) -> Result<()> {
     let c = batch.column(col);
     let simhash = matches!(kind, DedupKind::SimHash { .. });
     let push = |out: &mut Keys, v: Option<&str>| -> Result<()> {
@@ -773,8 +808,12 @@ impl ExecutionPlan for DedupExec {
         let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema(), 2);
         let tx = builder.tx();
         // Decided before this plan ran (a cluster run decides every dedup first): no keys to
-        // give and nothing to wait for, so the rows stream through their mask, unspilled.
-        if let Some(keep) = barrier.mask(logical)? {
+        // give and nothing to wait for, so the rows stream through their decision, unspilled.
+        let decided = match barrier.removed_lists() {
+            Some(dir) => Some(Decided::Removed(read_removed(dir, logical)?, 0)),
+            None => barrier.mask(logical)?.map(Decided::Mask),
+        };
+        if let Some(mut decided) = decided {
             builder.spawn(async move {
                 let mut input = input;
                 let mut offset = 0;
@@ -782,21 +821,15 @@ impl ExecutionPlan for DedupExec {
                     let batch = batch?;
                     let n = batch.num_rows();
                     let timer = compute.timer();
-                    let Some(bits) = keep.get(offset..offset + n) else {
-                        return exec_err!(
-                            "dedup op #{}: the decided mask has {} rows, the partition more",
-                            barrier.op_index,
-                            keep.len()
-                        );
-                    };
-                    let kept = filter_record_batch(&batch, &BooleanArray::from(bits.to_vec()))?;
+                    let keep = decided.keep(offset, n, barrier.op_index)?;
+                    let kept = filter_record_batch(&batch, &keep)?;
                     offset += n;
                     timer.done();
                     if kept.num_rows() > 0 && tx.send(Ok(kept)).await.is_err() {
-                        break;
+                        return Ok(());
                     }
                 }
-                Ok(())
+                decided.finish(offset, barrier.op_index)
             });
             return Ok(builder.build());
         }
@@ -830,6 +863,51 @@ impl ExecutionPlan for DedupExec {
             Ok(())
         });
         Ok(builder.build())
+    }
+}
+
+/// A partition's decision made before its plan ran: a keep-mask, or the sorted rows removed
+/// (with how many of them the rows so far passed).
+enum Decided {
+    Mask(Vec<bool>),
+    Removed(Vec<u32>, usize),
+}
+
+impl Decided {
+    /// The keep-mask of the `n` rows from `offset`.
+    fn keep(&mut self, offset: usize, n: usize, op: usize) -> Result<BooleanArray> {
+        match self {
+            Decided::Mask(keep) => match keep.get(offset..offset + n) {
+                Some(bits) => Ok(BooleanArray::from(bits.to_vec())),
+                None => exec_err!(
+                    "dedup op #{op}: the decided mask has {} rows, the partition more",
+                    keep.len()
+                ),
+            },
+            Decided::Removed(rows, at) => {
+                let mut keep = vec![true; n];
+                while let Some(&r) = rows.get(*at).filter(|&&r| (r as usize) < offset + n) {
+                    keep[r as usize - offset] = false;
+                    *at += 1;
+                }
+                Ok(BooleanArray::from(keep))
+            }
+        }
+    }
+
+    /// Checks that the decision covered exactly the partition's `rows` rows.
+    fn finish(&self, rows: usize, op: usize) -> Result<()> {
+        match self {
+            Decided::Mask(keep) if keep.len() != rows => exec_err!(
+                "dedup op #{op}: the decided mask has {} rows, the partition {rows}",
+                keep.len()
+            ),
+            Decided::Removed(removed, at) if *at != removed.len() => exec_err!(
+                "dedup op #{op}: row {} of the partition was decided removed, but it has {rows} rows",
+                removed[*at]
+            ),
+            _ => Ok(()),
+        }
     }
 }
 

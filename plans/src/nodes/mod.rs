@@ -4,7 +4,8 @@
 //! partitions, holding its rows back in a spill until then, and decides from [`keys`] in memory
 //! or, past its memory budget, from keys sorted on disk ([`sorted_keys`]); [`select`] ranks rows
 //! across partitions; [`offline`] books the global nodes' compute time; [`concurrency`] is the
-//! runner's partition limit, which a partition waiting at a barrier gives back.
+//! runner's partition limit, which a partition waiting at a barrier gives back; [`staged`]
+//! decides exact and MinHash dedup on a cluster's executors, in stages saved as files.
 
 /// The `ExecutionPlan` methods shared by the single-input nodes that keep their input's
 /// properties and row order; `$rebuild` builds the node again over the new child `$child`.
@@ -66,6 +67,7 @@ pub mod select;
 pub mod sorted_keys;
 mod sorted_values;
 mod spill;
+pub mod staged;
 mod timed;
 mod values;
 

@@ -153,7 +153,7 @@ pub(crate) fn find(parent: &mut [u32], mut x: u32) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn keys(rows: &[&[u128]]) -> Keys {
@@ -186,7 +186,7 @@ mod tests {
     /// Per row its keys: `bands` per row for MinHash (one for exact), with a long chain (row
     /// `i` shares a band with row `i + 1` over a third of the rows), one hub key shared by every
     /// fifth row, rows without keys (nulls) every thirteenth, and the rest pseudo-random.
-    fn corpus(rows: usize, bands: usize) -> Vec<Vec<u128>> {
+    pub(crate) fn corpus(rows: usize, bands: usize) -> Vec<Vec<u128>> {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             state ^= state << 13;
@@ -217,7 +217,7 @@ mod tests {
             .collect()
     }
 
-    fn split(rows: &[Vec<u128>], partitions: usize) -> Vec<Keys> {
+    pub(crate) fn split(rows: &[Vec<u128>], partitions: usize) -> Vec<Keys> {
         let per = rows.len().div_ceil(partitions);
         (0..partitions)
             .map(|p| {
