@@ -61,7 +61,10 @@ pub(crate) async fn decide_dedups_on_cluster(
     for (&g, barrier) in &barriers.dedup {
         let staged_dir = staged::staged_dir(job, barrier.kind());
         if let Some(lists) = staged_dir.as_deref().and_then(|d| staged::decided(d, g)) {
-            tracing::info!("dedup op #{g}: decided by a previous run ({})", lists.display());
+            tracing::info!(
+                "dedup op #{g}: decided by a previous run ({})",
+                lists.display()
+            );
             barrier.decide_by_lists(lists);
             continue;
         }
@@ -159,18 +162,21 @@ impl Pass<'_> {
         };
         let started = Instant::now();
         let physical = session.state().create_physical_plan(&keys_plan).await?;
-        let stream = datafusion::physical_plan::execute_stream(physical.clone(), session.task_ctx())?;
+        let stream =
+            datafusion::physical_plan::execute_stream(physical.clone(), session.task_ctx())?;
         let rows = if staged.is_some() {
             let batches: Vec<_> = futures::TryStreamExt::try_collect(stream).await?;
             staged::sunk_rows(&batches)?
         } else {
-            let keys = dj_plans::nodes::dedup::collect_keys(stream, barrier.kind(), &column).await?;
+            let keys =
+                dj_plans::nodes::dedup::collect_keys(stream, barrier.kind(), &column).await?;
             let rows = keys.rows() as u64;
             barrier.contribute(p, keys)?;
             rows
         };
         let pass_time = started.elapsed();
-        let figures = pass_figures(scheduler, &physical, (p, g, first), from_input, pass_time).await;
+        let figures =
+            pass_figures(scheduler, &physical, (p, g, first), from_input, pass_time).await;
         let Some(t) = target else {
             return Ok((p, None, figures));
         };
@@ -183,7 +189,9 @@ impl Pass<'_> {
                 rows,
                 seconds: pass_time.as_secs_f64(),
                 seal: dj_plans::seal::read_seal(&t.path),
-                reason: Some(format!("rows before deduplicator #{g}, kept for what follows")),
+                reason: Some(format!(
+                    "rows before deduplicator #{g}, kept for what follows"
+                )),
             });
         }
         let next = Start::Checkpoint {

@@ -23,7 +23,8 @@ use crate::job::context::JobCtx;
 /// MinHash. `None`: the client decides, from the keys the passes bring back.
 pub(crate) fn staged_dir(job: Option<&JobCtx>, kind: DedupKind) -> Option<PathBuf> {
     let job = job.filter(|j| j.mirror.is_none())?;
-    matches!(kind, DedupKind::Exact | DedupKind::MinHashBands).then(|| job.paths.checkpoints.clone())
+    matches!(kind, DedupKind::Exact | DedupKind::MinHashBands)
+        .then(|| job.paths.checkpoints.clone())
 }
 
 /// The removed-rows directory of op `op` if a previous run completed its decision.
@@ -57,13 +58,18 @@ pub(crate) fn keys_saved(dir: &Path, op: usize, p: usize) -> Result<bool> {
 
 /// A partition that resumes past op `op` gives its keys from what it saved: its key file, or
 /// the keys a run that decided the op in memory persisted, rewritten as a key file.
-pub(crate) fn keys_of_resumed(barrier: &DedupBarrier, dir: &Path, op: usize, p: usize) -> Result<()> {
+pub(crate) fn keys_of_resumed(
+    barrier: &DedupBarrier,
+    dir: &Path,
+    op: usize,
+    p: usize,
+) -> Result<()> {
     if keys_saved(dir, op, p)? {
         return Ok(());
     }
-    let Some(keys) = barrier.persisted_keys(p).with_context(|| {
-        format!("partition {p}: reading the keys it saved at dedup op #{op}")
-    })?
+    let Some(keys) = barrier
+        .persisted_keys(p)
+        .with_context(|| format!("partition {p}: reading the keys it saved at dedup op #{op}"))?
     else {
         bail!(
             "partition {p} resumes after dedup op #{op} but its saved keys ({}) are missing",
@@ -78,7 +84,10 @@ pub(crate) fn keys_of_resumed(barrier: &DedupBarrier, dir: &Path, op: usize, p: 
 
 /// The row count a keys sink returns.
 pub(crate) fn sunk_rows(batches: &[RecordBatch]) -> Result<u64> {
-    match batches.first().map(|b| b.column(0).as_primitive::<UInt64Type>()) {
+    match batches
+        .first()
+        .map(|b| b.column(0).as_primitive::<UInt64Type>())
+    {
         Some(rows) if batches.len() == 1 && rows.len() == 1 => Ok(rows.value(0)),
         _ => bail!("a dedup keys sink returned no row count"),
     }
@@ -109,7 +118,10 @@ pub(crate) async fn decide_on_executors(
         "dedup op #{op} decided on the executors"
     );
     if !lists.is_dir() {
-        bail!("dedup op #{op}: the executors left no removed-rows lists at {}", lists.display());
+        bail!(
+            "dedup op #{op}: the executors left no removed-rows lists at {}",
+            lists.display()
+        );
     }
     Ok(lists)
 }

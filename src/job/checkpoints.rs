@@ -10,8 +10,8 @@ use anyhow::Result;
 use dj_plans::Recipe;
 use dj_plans::nodes::checkpoint::parse_checkpoint_file_name;
 use dj_plans::nodes::dedup::keys_file_name;
-use dj_plans::nodes::staged::keys_parquet_name;
 use dj_plans::nodes::select::values_file_name;
+use dj_plans::nodes::staged::keys_parquet_name;
 use dj_plans::recipe::RetentionPolicy;
 use dj_plans::seal::{self, SEAL_SUFFIX};
 use dj_udfs::Operator;
@@ -95,7 +95,11 @@ pub(super) fn global_files(
                     // `cluster::staged`); the first when neither is there (missing).
                     let bin = paths.checkpoints.join(keys_file_name(o.index, p));
                     let staged = paths.checkpoints.join(keys_parquet_name(o.index, p));
-                    Some(if !bin.exists() && staged.exists() { staged } else { bin })
+                    Some(if !bin.exists() && staged.exists() {
+                        staged
+                    } else {
+                        bin
+                    })
                 }
                 Operator::Selector(_) => Some(paths.checkpoints.join(values_file_name(o.index, p))),
                 _ => None,

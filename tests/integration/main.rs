@@ -15,5 +15,5 @@ mod machines;
 mod models;
 mod object_store;
 mod resume;
-mod staged;
 mod reuse;
+mod staged;

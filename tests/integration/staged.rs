@@ -102,10 +102,20 @@ fn dedup_is_decided_on_the_executors_in_stages() {
         for op in [1, 2] {
             assert_eq!(key_files(&checkpoints, op).len(), 7, "op {op}");
             let lists = names(&checkpoints.join(format!("dedup_removed_op_{op:04}")));
-            assert_eq!(lists.len(), 14, "op {op}: a list and its seal per partition: {lists:?}");
+            assert_eq!(
+                lists.len(),
+                14,
+                "op {op}: a list and its seal per partition: {lists:?}"
+            );
         }
-        let bins = names(&checkpoints).into_iter().filter(|n| n.ends_with(".bin"));
-        assert_eq!(bins.count(), 0, "no keys were saved for the client's decision");
+        let bins = names(&checkpoints)
+            .into_iter()
+            .filter(|n| n.ends_with(".bin"));
+        assert_eq!(
+            bins.count(),
+            0,
+            "no keys were saved for the client's decision"
+        );
         assert!(cluster.worked(0), "the executors ran tasks");
     }
 }
@@ -138,7 +148,10 @@ fn a_killed_staged_dedup_resumes_after_its_last_complete_stage() {
         };
         let deadline = Instant::now() + Duration::from_secs(120);
         while !done(&checkpoints) {
-            assert!(child.try_wait().unwrap().is_none(), "{id}: the run ended first");
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{id}: the run ended first"
+            );
             assert!(Instant::now() < deadline, "{id}: the stage never completed");
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -152,7 +165,11 @@ fn a_killed_staged_dedup_resumes_after_its_last_complete_stage() {
         }
         let (got, stderr) = job.run(&export, &args);
         assert!(got == want, "{id}: the resumed export differs: {stderr}");
-        assert_eq!(modified(&keys), before, "{id}: op 1's keys were computed again");
+        assert_eq!(
+            modified(&keys),
+            before,
+            "{id}: op 1's keys were computed again"
+        );
         ok_resumed(&stderr, id);
     }
 }

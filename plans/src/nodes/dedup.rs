@@ -39,8 +39,8 @@ use super::concurrency::Concurrency;
 use super::external::MemoryBudget;
 use super::keys::{KeySet, Keys, keep_first};
 use super::sorted_keys::{KeyFile, decide_sorted};
-use super::staged::{keys_parquet_name, read_keys_file, read_removed};
 use super::spill::{Spill, Spilled};
+use super::staged::{keys_parquet_name, read_keys_file, read_removed};
 use super::timed::TimedStream;
 
 /// The keep decision over all partitions' keys, in partition order then row order.

@@ -123,12 +123,21 @@ pub fn read_keys_file(path: &Path) -> Result<Keys> {
     let mut at = 0u64;
     for batch in builder.build()? {
         let batch = batch?;
-        let column = |i: usize| batch.column(i).as_primitive::<UInt64Type>().values().clone();
+        let column = |i: usize| {
+            batch
+                .column(i)
+                .as_primitive::<UInt64Type>()
+                .values()
+                .clone()
+        };
         let (ids, his, los) = (column(0), column(1), column(2));
         for ((&id, &hi), &lo) in ids.iter().zip(his.iter()).zip(los.iter()) {
             let r = id & u32::MAX as u64;
             if r < at || r >= rows {
-                return Err(file_error(path, format!("row {r} out of order or past {rows} rows")));
+                return Err(file_error(
+                    path,
+                    format!("row {r} out of order or past {rows} rows"),
+                ));
             }
             while at < r {
                 keys.push_row(row.drain(..));
@@ -226,7 +235,11 @@ impl UserDefinedLogicalNodeCore for KeysSinkNode {
             self.path.display()
         )
     }
-    fn with_exprs_and_inputs(&self, _exprs: Vec<Expr>, mut inputs: Vec<LogicalPlan>) -> Result<Self> {
+    fn with_exprs_and_inputs(
+        &self,
+        _exprs: Vec<Expr>,
+        mut inputs: Vec<LogicalPlan>,
+    ) -> Result<Self> {
         Ok(KeysSinkNode {
             input: inputs.swap_remove(0),
             ..self.clone()
@@ -363,8 +376,12 @@ impl ExecutionPlan for KeysSinkExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let mut input = self.input.execute(partition, context)?;
-        let (kind, col, path, logical) =
-            (self.kind, self.hash_index, self.path.clone(), self.partition);
+        let (kind, col, path, logical) = (
+            self.kind,
+            self.hash_index,
+            self.path.clone(),
+            self.partition,
+        );
         let schema = self.schema.clone();
         let out = schema.clone();
         let written = futures::stream::once(async move {

@@ -109,13 +109,16 @@ pub fn decision_plan(
         .iter()
         .map(|p| ListingTableUrl::parse(p.to_string_lossy()))
         .collect::<Result<Vec<_>>>()?;
-    let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
-        .with_file_extension(".parquet");
+    let options =
+        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
     let config = ListingTableConfig::new_with_multi_paths(urls)
         .with_listing_options(options)
         .with_schema(keys_schema());
     let table = ListingTable::try_new(config)?;
-    let min = WindowFunction::new(WindowFunctionDefinition::AggregateUDF(min_udaf()), vec![col(ID)]);
+    let min = WindowFunction::new(
+        WindowFunctionDefinition::AggregateUDF(min_udaf()),
+        vec![col(ID)],
+    );
     let first = Expr::from(min)
         .partition_by(vec![col(KEY_HI), col(KEY_LO)])
         .order_by(vec![col(ID).sort(true, false)])

@@ -110,7 +110,11 @@ impl UserDefinedLogicalNodeCore for RemovedSinkNode {
             self.dir.display()
         )
     }
-    fn with_exprs_and_inputs(&self, _exprs: Vec<Expr>, mut inputs: Vec<LogicalPlan>) -> Result<Self> {
+    fn with_exprs_and_inputs(
+        &self,
+        _exprs: Vec<Expr>,
+        mut inputs: Vec<LogicalPlan>,
+    ) -> Result<Self> {
         Ok(RemovedSinkNode {
             input: inputs.swap_remove(0),
             ..self.clone()
@@ -190,7 +194,10 @@ impl ExecutionPlan for RemovedSinkExec {
         let schema = self.schema.clone();
         let out = schema.clone();
         let decided = futures::stream::once(async move {
-            let (id, first) = (input.schema().index_of(ID)?, input.schema().index_of(FIRST)?);
+            let (id, first) = (
+                input.schema().index_of(ID)?,
+                input.schema().index_of(FIRST)?,
+            );
             // Every row in an edge; MinHash keeps the edges (on disk) for the union-find.
             // A row is in an edge per band it shares: kept distinct as they come.
             let mut rows: Vec<u64> = Vec::new();
@@ -356,7 +363,9 @@ pub fn read_removed(dir: &Path, partition: usize) -> Result<Vec<u32>> {
     let mut rows = Vec::new();
     for batch in reader {
         let batch = batch?;
-        let column = batch.column_by_name(ROW).ok_or_else(|| list_error(&path, "no row column"))?;
+        let column = batch
+            .column_by_name(ROW)
+            .ok_or_else(|| list_error(&path, "no row column"))?;
         rows.extend(column.as_primitive::<UInt32Type>().values());
     }
     if !rows.is_sorted_by(|a, b| a < b) {

@@ -8,7 +8,12 @@ use crate::nodes::sorted_keys::tests::{corpus, split};
 
 /// Writes `parts`' key files into `dir`, runs the decision plan on a session of `threads`
 /// partitions, and returns each partition's keep-mask from its removed list.
-async fn staged_masks(kind: DedupKind, parts: &[Keys], dir: &Path, threads: usize) -> Vec<Vec<bool>> {
+async fn staged_masks(
+    kind: DedupKind,
+    parts: &[Keys],
+    dir: &Path,
+    threads: usize,
+) -> Vec<Vec<bool>> {
     let mut files = Vec::new();
     for (p, keys) in parts.iter().enumerate() {
         let path = dir.join(keys_parquet_name(3, p));
@@ -23,8 +28,17 @@ async fn staged_masks(kind: DedupKind, parts: &[Keys], dir: &Path, threads: usiz
     let removed = dir.join(removed_dir_name(3));
     let plan = decision_plan(&files, 3, "dedup", kind, parts.len(), &removed).unwrap();
     let ctx = crate::planner::session(threads);
-    let out = ctx.execute_logical_plan(plan).await.unwrap().collect().await.unwrap();
-    let count = out[0].column(0).as_any().downcast_ref::<datafusion::arrow::array::UInt64Array>();
+    let out = ctx
+        .execute_logical_plan(plan)
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let count = out[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<datafusion::arrow::array::UInt64Array>();
     let mut total = 0;
     let masks: Vec<Vec<bool>> = parts
         .iter()
@@ -40,8 +54,15 @@ async fn staged_masks(kind: DedupKind, parts: &[Keys], dir: &Path, threads: usiz
         })
         .collect();
     assert_eq!(count.unwrap().value(0), total);
-    let left: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert!(!left.iter().any(|n| n.to_string_lossy().contains(".tmp")), "{left:?}");
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        !left.iter().any(|n| n.to_string_lossy().contains(".tmp")),
+        "{left:?}"
+    );
     masks
 }
 
@@ -62,11 +83,17 @@ async fn staged_decisions_match_the_in_memory_ones() {
         for partitions in [1, 3, 7] {
             let parts = split(&rows, partitions);
             let expected = decide_in_memory(kind, &parts).unwrap();
-            assert!(expected.iter().flatten().any(|k| !k), "the corpus has duplicates");
+            assert!(
+                expected.iter().flatten().any(|k| !k),
+                "the corpus has duplicates"
+            );
             for threads in [1, 2, 5] {
                 let dir = tempfile::tempdir().unwrap();
                 let masks = staged_masks(kind, &parts, dir.path(), threads).await;
-                assert_eq!(masks, expected, "{kind:?}, {partitions} partitions, {threads} threads");
+                assert_eq!(
+                    masks, expected,
+                    "{kind:?}, {partitions} partitions, {threads} threads"
+                );
             }
         }
     }
@@ -75,13 +102,24 @@ async fn staged_decisions_match_the_in_memory_ones() {
 #[tokio::test]
 async fn a_chain_through_every_partition_keeps_only_its_first_row() {
     // Row i shares a band with row i + 1, across every partition boundary.
-    let rows: Vec<Vec<u128>> = (0..40u128).map(|i| vec![(1 << 64) | i, (1 << 64) | (i + 1)]).collect();
+    let rows: Vec<Vec<u128>> = (0..40u128)
+        .map(|i| vec![(1 << 64) | i, (1 << 64) | (i + 1)])
+        .collect();
     let parts = split(&rows, 4);
     let dir = tempfile::tempdir().unwrap();
     let masks = staged_masks(DedupKind::MinHashBands, &parts, dir.path(), 3).await;
-    let kept: Vec<usize> = masks.iter().flatten().enumerate().filter(|(_, k)| **k).map(|(i, _)| i).collect();
+    let kept: Vec<usize> = masks
+        .iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, k)| **k)
+        .map(|(i, _)| i)
+        .collect();
     assert_eq!(kept, [0]);
-    assert_eq!(masks, decide_in_memory(DedupKind::MinHashBands, &parts).unwrap());
+    assert_eq!(
+        masks,
+        decide_in_memory(DedupKind::MinHashBands, &parts).unwrap()
+    );
 }
 
 #[test]
@@ -97,7 +135,10 @@ fn a_tampered_list_is_refused() {
     bytes[4] ^= 1;
     std::fs::write(&file, bytes).unwrap();
     let e = read_removed(&removed, 1).unwrap_err().to_string();
-    assert!(e.contains("partition_0001.parquet") && e.contains("BLAKE3"), "{e}");
+    assert!(
+        e.contains("partition_0001.parquet") && e.contains("BLAKE3"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -114,5 +155,8 @@ fn key_files_round_trip_with_rows_without_keys() {
     assert_eq!(read_keys_file(&path).unwrap(), keys);
     std::fs::write(&path, b"not parquet").unwrap();
     let e = read_keys_file(&path).unwrap_err().to_string();
-    assert!(e.contains("dedup_keys_op_0002_partition_0005.parquet"), "{e}");
+    assert!(
+        e.contains("dedup_keys_op_0002_partition_0005.parquet"),
+        "{e}"
+    );
 }
