@@ -131,7 +131,7 @@ impl PlacedExport {
             "export lines placed as they come, or held until the dedup decides"
         );
         let mut input = dedup.input().execute(0, ctx)?;
-        let (mut keys, mut sizes) = (Keys::new(), Vec::<LineSizes>::new());
+        let (mut keys, mut sizes) = (dedup.gatherer()?, Vec::<LineSizes>::new());
         let (mut text, mut stats) = (String::new(), String::new());
         // The op's work: the upstream chain it polls and the keys; not the export's encoding.
         let mut compute = Duration::ZERO;
@@ -141,9 +141,9 @@ impl PlacedExport {
                 break;
             };
             let batch = batch?;
-            let first = keys.rows();
-            dedup.keys_of(&batch, &mut keys)?;
+            let (batch_keys, first_key) = keys.push(&batch)?;
             compute += t.elapsed();
+            let first = sizes.len();
             text.clear();
             stats.clear();
             encoder.encode(&batch, &mut text, &mut stats)?;
@@ -151,21 +151,21 @@ impl PlacedExport {
             for (row, n) in sizes[first..].iter_mut().zip(line_sizes(&stats)) {
                 row[1] = n;
             }
-            if sizes.len() != keys.rows() {
+            if sizes.len() - first != batch.num_rows() {
                 bail!(
                     "partition {p}: {} rows were encoded as {} export lines",
                     batch.num_rows(),
                     sizes.len() - first
                 );
             }
-            out.write(&text, &stats, &sizes[first..], &keys, first)
+            out.write(&text, &stats, &sizes[first..], batch_keys, first_key)
                 .with_context(|| format!("cannot write {}", self.text.display()))?;
         }
         let rows_in = sizes.len();
         self.sizes[p]
             .set(sizes)
             .map_err(|_| anyhow::anyhow!("partition {p} staged twice"))?;
-        let keep = dedup.barrier().arrive(p, keys).await?;
+        let keep = dedup.barrier().arrive(p, keys.finish()?).await?;
         let sizes = self.sizes[p].get().expect("set above");
         if keep.len() != rows_in {
             bail!(

@@ -16,7 +16,7 @@
 
 use std::cmp::Ordering;
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -37,6 +37,7 @@ use tokio::sync::Notify;
 
 use super::concurrency::Concurrency;
 use super::external::MemoryBudget;
+use super::gather::{Gathered, GatheredKeys, KeyGatherer, write_rows};
 use super::keys::{KeySet, Keys, keep_first};
 use super::sorted_keys::{KeyFile, decide_sorted};
 use super::spill::{Spill, Spilled};
@@ -305,7 +306,7 @@ impl DedupBarrier {
         if let Some(path) = self.keys_path(p) {
             write_keys_atomic(&path, &keys).map_err(|e| saving_error(&path, e))?;
         }
-        self.submit(p, keys)
+        self.submit(p, keys.into())
     }
 
     /// File holding partition `p`'s keys.
@@ -330,7 +331,7 @@ impl DedupBarrier {
         } else {
             return Ok(false);
         };
-        self.submit(p, keys).map_err(std::io::Error::other)?;
+        self.submit(p, keys.into()).map_err(std::io::Error::other)?;
         Ok(true)
     }
 
@@ -342,7 +343,11 @@ impl DedupBarrier {
         }
     }
 
-    fn submit(&self, p: usize, keys: Keys) -> Result<()> {
+    fn submit(&self, p: usize, keys: GatheredKeys) -> Result<()> {
+        let keys = match keys.0 {
+            Gathered::Memory(keys) => keys,
+            Gathered::Disk(file) => return self.submit_file(p, file),
+        };
         let mut guard = self.state.lock().unwrap();
         let st = &mut *guard;
         if st.spilled.is_none() && !self.fits(st, &keys) {
@@ -382,6 +387,19 @@ impl DedupBarrier {
             st.reserved = None;
             self.notify.notify_waiters();
         }
+        Ok(())
+    }
+
+    /// Submits partition `p`'s keys gathered on disk: the barrier decides from keys on disk.
+    fn submit_file(&self, p: usize, file: KeyFile) -> Result<()> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        if st.spilled.is_none() {
+            self.spill_held(st)?;
+        }
+        let disk = st.spilled.as_mut().expect("spilled above");
+        disk.files[p] = Some(file);
+        self.decide_on_disk(st);
         Ok(())
     }
 
@@ -460,10 +478,7 @@ impl DedupBarrier {
 
     /// Persists and submits partition `p`'s keys, then waits for every partition; returns the
     /// keep-mask of `p`. Gives `p`'s concurrency permit back while it waits.
-    pub async fn arrive(&self, p: usize, keys: Keys) -> Result<Vec<bool>> {
-        if let Some(path) = self.keys_path(p) {
-            write_keys_atomic(&path, &keys).map_err(|e| saving_error(&path, e))?;
-        }
+    pub async fn arrive(&self, p: usize, keys: GatheredKeys) -> Result<Vec<bool>> {
         if let Some(c) = &self.concurrency {
             c.release(p);
         }
@@ -511,18 +526,12 @@ pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFus
 fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()> {
     let (sealed, file) = crate::seal::SealedFile::create(path)?;
     let mut w = std::io::BufWriter::new(file);
-    for i in 0..keys.rows() {
-        let row = keys.row(i);
-        w.write_all(&(row.len() as u32).to_le_bytes())?;
-        for k in row {
-            w.write_all(&k.to_le_bytes())?;
-        }
-    }
+    write_rows(&mut w, keys, 0)?;
     sealed.commit(w.into_inner().map_err(|e| e.into_error())?)?;
     Ok(())
 }
 
-fn read_keys(path: &std::path::Path) -> std::io::Result<Keys> {
+pub(crate) fn read_keys(path: &std::path::Path) -> std::io::Result<Keys> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)?.read_to_end(&mut bytes)?;
     let truncated =
@@ -666,10 +675,17 @@ impl DedupExec {
     pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
         &self.input
     }
-    /// Appends the keys of `batch` (rows of [`DedupExec::input`]) to `keys`: what this node
-    /// gives its barrier, for a caller that drains the input itself.
-    pub fn keys_of(&self, batch: &RecordBatch, keys: &mut Keys) -> Result<()> {
-        keys_of(self.barrier.kind, batch, self.hash_index, keys)
+    /// A gatherer of the keys of this node's rows (of [`DedupExec::input`]): what it gives its
+    /// barrier, for a caller that drains the input itself.
+    pub fn gatherer(&self) -> Result<KeyGatherer> {
+        let b = &self.barrier;
+        KeyGatherer::new(
+            b.kind,
+            self.hash_index,
+            b.budget.get().map(Arc::as_ref),
+            format!("DedupExec[op {}, partition {}]", b.op_index, self.partition),
+            b.keys_path(self.partition),
+        )
     }
 }
 
@@ -766,12 +782,10 @@ pub async fn collect_keys(
 /// Drains `input` into a [`Spill`], collecting the keys.
 async fn spill(
     stream: SendableRecordBatchStream,
-    kind: DedupKind,
-    hash_index: usize,
+    mut keys: KeyGatherer,
     compute: &Time,
-) -> Result<(Option<Spilled>, Keys)> {
+) -> Result<(Option<Spilled>, GatheredKeys)> {
     let mut stream = TimedStream::new(stream, compute.clone());
-    let mut keys = Keys::new();
     let mut spill = Spill::default();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
@@ -779,10 +793,10 @@ async fn spill(
             continue;
         }
         let _timer = compute.timer();
-        keys_of(kind, &batch, hash_index, &mut keys)?;
+        keys.push(&batch)?;
         spill.write(&batch)?;
     }
-    Ok((spill.finish()?, keys))
+    Ok((spill.finish()?, keys.finish()?))
 }
 
 impl ExecutionPlan for DedupExec {
@@ -802,8 +816,7 @@ impl ExecutionPlan for DedupExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let input = self.input.execute(partition, context)?;
-        let (barrier, hash_index, logical) =
-            (self.barrier.clone(), self.hash_index, self.partition);
+        let (barrier, logical) = (self.barrier.clone(), self.partition);
         let compute = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema(), 2);
         let tx = builder.tx();
@@ -833,8 +846,9 @@ impl ExecutionPlan for DedupExec {
             });
             return Ok(builder.build());
         }
+        let keys = self.gatherer()?;
         builder.spawn(async move {
-            let (spilled, keys) = spill(input, barrier.kind, hash_index, &compute).await?;
+            let (spilled, keys) = spill(input, keys, &compute).await?;
             let keep = barrier.arrive(logical, keys).await?;
             let Some(spilled) = spilled else {
                 return Ok(());
@@ -945,21 +959,21 @@ mod tests {
         let b = DedupBarrier::new(0, DedupKind::Exact, 3, None, None);
         assert!(b.keys_before(0).unwrap().is_empty());
         assert_eq!(b.keys_before(1), None, "partition 0 is not in yet");
-        b.submit(2, parts[2].clone()).unwrap();
+        b.submit(2, parts[2].clone().into()).unwrap();
         assert_eq!(b.mask(2).unwrap(), None, "partitions 0 and 1 are not in");
-        b.submit(0, parts[0].clone()).unwrap();
+        b.submit(0, parts[0].clone().into()).unwrap();
         assert_eq!(b.mask(0).unwrap().as_ref(), Some(&all[0]));
         assert_eq!(b.mask(2).unwrap(), None);
         assert_eq!(*b.keys_before(1).unwrap(), KeySet::from_iter([1, 2]));
         assert_eq!(b.keys_before(2), None);
-        b.submit(1, parts[1].clone()).unwrap();
+        b.submit(1, parts[1].clone().into()).unwrap();
         for (p, mask) in all.iter().enumerate() {
             assert_eq!(b.mask(p).unwrap().as_ref(), Some(mask), "partition {p}");
         }
         assert_eq!(b.keys_before(1), None, "decided");
         // Near-duplicate dedups still wait for every partition.
         let b = DedupBarrier::new(0, DedupKind::MinHashBands, 2, None, None);
-        b.submit(0, keys(&[&[10]])).unwrap();
+        b.submit(0, keys(&[&[10]]).into()).unwrap();
         assert_eq!(b.mask(0).unwrap(), None);
         assert_eq!(b.keys_before(0), None);
     }

@@ -87,9 +87,7 @@ impl RowFile {
         for batch in batches {
             writer.write(&batch?)?;
         }
-        let mut file = writer.finish()?;
-        file.rows = rows;
-        Ok(file)
+        writer.finish_rows(rows)
     }
 
     pub(crate) fn rows(&self) -> usize {
@@ -119,9 +117,15 @@ impl RowFileWriter {
     }
 
     pub(crate) fn finish(self) -> Result<RowFile> {
+        let rows = self.rows;
+        self.finish_rows(rows)
+    }
+
+    /// The file, of `rows` rows (a key file has one line per key, and none for a keyless row).
+    pub(crate) fn finish_rows(self, rows: usize) -> Result<RowFile> {
         Ok(RowFile {
             data: self.spill.finish()?,
-            rows: self.rows,
+            rows,
         })
     }
 }

@@ -31,6 +31,15 @@ impl Keys {
     pub fn rows(&self) -> usize {
         self.offsets.len() - 1
     }
+    /// Forgets every row, keeping the allocations.
+    pub(crate) fn clear(&mut self) {
+        self.offsets.truncate(1);
+        self.keys.clear();
+    }
+    /// The bytes its buffers take.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.keys.capacity() * 16 + self.offsets.capacity() * 4
+    }
     /// The keys of row `i`.
     pub fn row(&self, i: usize) -> &[u128] {
         &self.keys[self.offsets[i] as usize..self.offsets[i + 1] as usize]

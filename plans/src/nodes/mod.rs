@@ -2,7 +2,8 @@
 //! [`checkpoint`] writes a partition's rows after an op ([`auto`] decides where when the strategy
 //! is `auto`); [`dedup`] keeps the first row per hash (or per near-duplicate component) across all
 //! partitions, holding its rows back in a spill until then, and decides from [`keys`] in memory
-//! or, past its memory budget, from keys sorted on disk ([`sorted_keys`]); [`select`] ranks rows
+//! or, past its memory budget, from keys sorted on disk ([`sorted_keys`]), each partition's
+//! keys gathered within its share of the budget ([`gather`]); [`select`] ranks rows
 //! across partitions; [`offline`] books the global nodes' compute time; [`concurrency`] is the
 //! runner's partition limit, which a partition waiting at a barrier gives back; [`staged`]
 //! decides exact and MinHash dedup on a cluster's executors, in stages saved as files.
@@ -60,6 +61,7 @@ pub mod checkpoint;
 pub mod concurrency;
 pub mod dedup;
 pub mod external;
+pub mod gather;
 pub mod keys;
 pub mod offline;
 pub mod op_boundary;
@@ -77,6 +79,7 @@ pub use checkpoint::{
 pub use concurrency::Concurrency;
 pub use dedup::{DedupBarrier, DedupExec, DedupNode};
 pub use external::MemoryBudget;
+pub use gather::{GatheredKeys, KeyGatherer};
 pub use keys::{KeySet, Keys, keep_first};
 pub use op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
 pub use select::{SelectBarrier, SelectExec, SelectNode};

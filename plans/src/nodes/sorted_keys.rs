@@ -15,32 +15,58 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt64Typ
 use datafusion::common::{Result, exec_err};
 use dj_udfs::DedupKind;
 
-use super::external::{MemoryBudget, RowFile, sort_files};
+use super::external::{MemoryBudget, RowFile, RowFileWriter, sort_files};
 use super::keys::Keys;
 
 /// One partition's keys on disk: its rows' `(key, row)` pairs in row order.
 pub(crate) struct KeyFile(RowFile);
 
 impl KeyFile {
-    /// Writes `keys` (row `i`'s keys as pairs with row `i`), a few thousand rows a batch.
+    /// Writes `keys` (row `i`'s keys as pairs with row `i`).
     pub(crate) fn write(keys: &Keys) -> Result<KeyFile> {
+        let mut writer = KeyFileWriter::default();
+        writer.append(keys)?;
+        writer.finish()
+    }
+
+    pub(crate) fn rows(&self) -> usize {
+        self.0.rows()
+    }
+}
+
+/// A [`KeyFile`] written a few rows at a time.
+#[derive(Default)]
+pub(crate) struct KeyFileWriter {
+    file: RowFileWriter,
+    rows: usize,
+}
+
+impl KeyFileWriter {
+    /// Appends the rows of `keys`, which follow those appended before, a few thousand rows a
+    /// batch.
+    pub(crate) fn append(&mut self, keys: &Keys) -> Result<()> {
         const BATCH_ROWS: usize = 4096;
-        let batches = (0..keys.rows()).step_by(BATCH_ROWS).map(|start| {
+        for start in (0..keys.rows()).step_by(BATCH_ROWS) {
             let (mut hi, mut lo, mut row) = (Vec::new(), Vec::new(), Vec::new());
             for i in start..(start + BATCH_ROWS).min(keys.rows()) {
                 for key in keys.row(i) {
                     hi.push((key >> 64) as u64);
                     lo.push(*key as u64);
-                    row.push(i as u32);
+                    row.push((self.rows + i) as u32);
                 }
             }
-            pairs_batch(hi, lo, row)
-        });
-        Ok(KeyFile(RowFile::write(keys.rows(), batches)?))
+            self.file.write(&pairs_batch(hi, lo, row)?)?;
+        }
+        self.rows += keys.rows();
+        Ok(())
     }
 
     pub(crate) fn rows(&self) -> usize {
-        self.0.rows()
+        self.rows
+    }
+
+    pub(crate) fn finish(self) -> Result<KeyFile> {
+        Ok(KeyFile(self.file.finish_rows(self.rows)?))
     }
 }
 
