@@ -4,7 +4,7 @@
 # about 1.7 GB), once with the default budget (a quarter of the available memory)
 # and once inside a 1 GiB cgroup-v1 memory group with --memory_budget_mb BUDGET (default 256),
 # where the kernel kills what exceeds it; the two exports must be byte-identical. As root.
-# Usage: benches/budget.sh [ROWS] [BUDGET_MB] [CGROUP_MB]
+# Usage: benches/budget.sh [ROWS] [BUDGET_MB] [CGROUP_MB]   (DJ_BUDGET_OPS: a subset of the ops)
 source "$(dirname "$0")/common.sh"
 build
 rows=${1:-5000000}
@@ -25,7 +25,7 @@ with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
 PY
 echo "input: $rows rows, $(( $(stat -c %s "$input") / 1024 / 1024 )) MB" >&2
 mkdir -p "$WORK/out"
-for op in document_deduplicator document_minhash_deduplicator topk_specified_field_selector; do
+for op in ${DJ_BUDGET_OPS:-document_deduplicator document_minhash_deduplicator topk_specified_field_selector}; do
   process="  - $op:"
   [ "$op" = topk_specified_field_selector ] && process="  - text_length_filter:
   - $op: {field_key: __dj__stats__.text_len, top_ratio: 0.5, reverse: true}"

@@ -1,142 +1,78 @@
 //! Export order after a selector: every partition's staged rows carry their output rank in
-//! `__dj__order`; each partition is sorted by rank on its own (a partition fits in memory by
-//! construction) into a temporary file, then DataFusion's `SortPreservingMergeExec` merges the
-//! sorted files, so memory stays one partition plus one batch per partition.
+//! `__dj__order`; DataFusion's `SortExec`, in the run's memory budget, sorts all of them by rank,
+//! spilling sorted runs to disk and merging them when they do not fit. A partition of the default
+//! executor is half the input or more, so no partition is assumed to fit in memory.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::compute::{concat_batches, sort_to_indices, take_record_batch};
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::arrow::ipc::reader::StreamReader;
-use datafusion::arrow::ipc::writer::StreamWriter;
-use datafusion::execution::TaskContext;
-use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
-use datafusion::physical_plan::expressions::col;
-use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
-use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
-use datafusion::prelude::SessionConfig;
-use dj_plans::drop_behind::{DropBehindReader, DropBehindWriter};
+use dj_plans::drop_behind::DropBehindReader;
+use dj_plans::nodes::MemoryBudget;
 use futures::StreamExt;
 
+#[cfg(test)]
 const OUT_ROWS: usize = 8192;
 
-fn read_all(path: &Path) -> Result<Vec<RecordBatch>> {
-    let reader = StreamReader::try_new(std::io::BufReader::new(std::fs::File::open(path)?), None)?;
-    Ok(reader.collect::<std::result::Result<Vec<_>, _>>()?)
-}
-
-/// One staged partition sorted by rank, in an anonymous temporary file.
-#[derive(Debug)]
-struct SortedPartition {
-    file: std::fs::File,
-    schema: SchemaRef,
-}
-
-/// Sorts one staged partition by rank into an anonymous temp file (`None`: no rows).
-fn sort_partition(path: &Path, order: usize) -> Result<Option<SortedPartition>> {
-    let batches = read_all(path)?;
-    let Some(first) = batches.first() else {
-        return Ok(None);
-    };
-    let all = concat_batches(&first.schema(), &batches)?;
-    drop(batches);
-    // A JSON checkpoint reads the order column back as Int64: ranks are compared as u64.
-    let ranks = datafusion::arrow::compute::cast(all.column(order), &DataType::UInt64)?;
-    let idx = sort_to_indices(&ranks, None, None)?;
-    let mut sorted = take_record_batch(&all, &idx)?;
-    let mut cols = sorted.columns().to_vec();
-    cols[order] = datafusion::arrow::compute::take(&ranks, &idx, None)?;
-    let fields: Vec<_> = sorted
-        .schema()
-        .fields()
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            if i == order {
-                Arc::new(f.as_ref().clone().with_data_type(DataType::UInt64))
-            } else {
-                f.clone()
-            }
+/// `schema` with its rank column `order` a `UInt64` (a JSON checkpoint reads it back as Int64).
+fn ranked_schema(schema: &Schema, order: usize) -> SchemaRef {
+    let fields: Vec<_> = (schema.fields().iter().enumerate())
+        .map(|(i, f)| match i == order {
+            true => Arc::new(f.as_ref().clone().with_data_type(DataType::UInt64)),
+            false => f.clone(),
         })
         .collect();
-    sorted = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
-    drop(all);
-    let schema = sorted.schema();
-    let spill = DropBehindWriter::new(tempfile::tempfile()?)?;
-    let mut w = StreamWriter::try_new(std::io::BufWriter::new(spill), &schema)?;
-    for start in (0..sorted.num_rows()).step_by(OUT_ROWS) {
-        w.write(&sorted.slice(start, OUT_ROWS.min(sorted.num_rows() - start)))?;
-    }
-    w.finish()?;
-    let file = w
-        .into_inner()?
-        .into_inner()
-        .map_err(|e| e.into_error())?
-        .into_inner();
-    Ok(Some(SortedPartition { file, schema }))
+    Arc::new(Schema::new(fields))
 }
 
-impl PartitionStream for SortedPartition {
-    fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-
-    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let schema = self.schema.clone();
-        // Each execution reads the file from its start through its own handle.
-        let batches = self
-            .file
-            .try_clone()
-            .and_then(|mut f| {
-                std::io::Seek::rewind(&mut f)?;
-                Ok(f)
-            })
-            .map_err(datafusion::error::DataFusionError::from)
-            .and_then(|f| {
-                let f = std::io::BufReader::new(DropBehindReader::new(f)?);
-                Ok(StreamReader::try_new(f, None)?)
-            });
-        let stream: futures::stream::BoxStream<'static, _> = match batches {
-            Ok(reader) => futures::stream::iter(reader.map(|b| b.map_err(Into::into))).boxed(),
-            Err(e) => futures::stream::once(async move { Err(e) }).boxed(),
-        };
-        Box::pin(RecordBatchStreamAdapter::new(schema, stream))
-    }
+/// `batch` in `schema`: its rank column cast to `UInt64`.
+fn with_u64_ranks(
+    batch: RecordBatch,
+    order: usize,
+    schema: &SchemaRef,
+) -> datafusion::common::Result<RecordBatch> {
+    let mut columns = batch.columns().to_vec();
+    columns[order] = datafusion::arrow::compute::cast(&columns[order], &DataType::UInt64)?;
+    Ok(RecordBatch::try_new(schema.clone(), columns)?)
 }
 
-/// Calls `sink` with the rows of all `staged` partitions in ascending `__dj__order` (column
-/// `order`).
+/// Calls `sink` with the rows of all `staged` partitions (Arrow IPC files of one schema) in
+/// ascending `__dj__order` (column `order`), sorted within `budget`; `row_bytes` is about what a
+/// staged row takes.
 pub(crate) async fn write_in_rank_order(
     staged: &[&Path],
     order: usize,
+    (budget, row_bytes): (&MemoryBudget, usize),
     mut sink: impl FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<()> {
-    let mut partitions: Vec<Arc<dyn PartitionStream>> = Vec::new();
-    for path in staged {
-        if let Some(p) = sort_partition(path, order)? {
-            partitions.push(Arc::new(p));
-        }
-    }
-    let Some(schema) = partitions.first().map(|p| p.schema().clone()) else {
+    let Some(first) = staged.first() else {
         return Ok(());
     };
-    let by_rank = LexOrdering::new([PhysicalSortExpr::new_default(col(
-        schema.field(order).name(),
-        &schema,
-    )?)])
-    .expect("one sort expression");
-    let sorted =
-        StreamingTableExec::try_new(schema, partitions, None, [by_rank.clone()], false, None)?;
-    let merge = SortPreservingMergeExec::new(by_rank, Arc::new(sorted));
-    let ctx =
-        TaskContext::default().with_session_config(SessionConfig::new().with_batch_size(OUT_ROWS));
-    let mut merged = merge.execute(0, Arc::new(ctx))?;
-    while let Some(batch) = merged.next().await {
+    let schema = ranked_schema(
+        &StreamReader::try_new(std::fs::File::open(first)?, None)?.schema(),
+        order,
+    );
+    let readers = staged
+        .iter()
+        .map(|path| {
+            let file = DropBehindReader::new(std::fs::File::open(path)?)?;
+            Ok(StreamReader::try_new(std::io::BufReader::new(file), None)?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let out = schema.clone();
+    let rows = futures::stream::iter(
+        readers
+            .into_iter()
+            .flatten()
+            .map(move |batch| with_u64_ranks(batch?, order, &out)),
+    );
+    let input = Box::pin(RecordBatchStreamAdapter::new(schema.clone(), rows));
+    let mut sorted = budget.sort_stream(input, schema.field(order).name(), row_bytes)?;
+    while let Some(batch) = sorted.next().await {
         sink(&batch?)?;
     }
     Ok(())
@@ -146,6 +82,7 @@ pub(crate) async fn write_in_rank_order(
 mod tests {
     use super::*;
     use datafusion::arrow::array::{ArrayRef, AsArray, StringArray, UInt64Array};
+    use datafusion::arrow::ipc::writer::StreamWriter;
 
     fn stage(dir: &Path, name: &str, batches: &[(&[u64], &[&str])]) -> std::path::PathBuf {
         let path = dir.join(name);
@@ -177,7 +114,8 @@ mod tests {
         let a = stage(dir.path(), "a", &[(&[4, 0], &["e", "a"]), (&[2], &["c"])]);
         let b = stage(dir.path(), "b", &[(&[3, 1, 5], &["d", "b", "f"])]);
         let mut out = Vec::new();
-        write_in_rank_order(&[&a, &b], 1, |batch| {
+        let budget = MemoryBudget::new(64 << 20).unwrap();
+        write_in_rank_order(&[&a, &b], 1, (&budget, 32), |batch| {
             out.extend(
                 batch
                     .column(0)
@@ -229,20 +167,24 @@ mod tests {
             paths.push(path);
         }
         let staged: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
-        let mut texts = Vec::new();
-        write_in_rank_order(&staged, 1, |batch| {
-            assert!(batch.num_rows() <= OUT_ROWS);
-            let ranks = batch
-                .column(1)
-                .as_primitive::<datafusion::arrow::datatypes::UInt64Type>();
-            for (i, t) in batch.column(0).as_string::<i32>().iter().enumerate() {
-                assert_eq!(t.unwrap(), format!("row {}", ranks.value(i)));
-                texts.push(ranks.value(i));
-            }
-            Ok(())
-        })
-        .await
-        .unwrap();
-        assert_eq!(texts, (0..n).collect::<Vec<_>>());
+        // In memory, and past a budget that holds a fraction of the rows (sorted runs spilled).
+        for budget in [64 << 20, 1 << 20] {
+            let budget = MemoryBudget::new(budget).unwrap();
+            let mut texts = Vec::new();
+            write_in_rank_order(&staged, 1, (&budget, 32), |batch| {
+                assert!(batch.num_rows() <= OUT_ROWS);
+                let ranks = batch
+                    .column(1)
+                    .as_primitive::<datafusion::arrow::datatypes::UInt64Type>();
+                for (i, t) in batch.column(0).as_string::<i32>().iter().enumerate() {
+                    assert_eq!(t.unwrap(), format!("row {}", ranks.value(i)));
+                    texts.push(ranks.value(i));
+                }
+                Ok(())
+            })
+            .await
+            .unwrap();
+            assert_eq!(texts, (0..n).collect::<Vec<_>>());
+        }
     }
 }

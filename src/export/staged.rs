@@ -12,7 +12,7 @@ use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::ExecutionPlan;
 use dj_plans::drop_behind::{DropBehindReader, DropBehindWriter};
-use dj_plans::nodes::OpCounters;
+use dj_plans::nodes::{MemoryBudget, OpCounters};
 use futures::StreamExt;
 
 use super::placed::PlacedExport;
@@ -97,12 +97,14 @@ impl StagingArea {
         self.dir.path().join(format!("part-{p:05}.{ext}"))
     }
 
-    /// The export from the partitions' staged rows, `staged[p]` being partition `p`'s.
+    /// The export from the partitions' staged rows, `staged[p]` being partition `p`'s; rows in
+    /// a selector's rank order are sorted within `budget`.
     pub(crate) async fn export(
         &self,
         spec: ExportSpec,
         schema: &SchemaRef,
         staged: &[&Staged],
+        budget: &MemoryBudget,
     ) -> Result<Exporter> {
         match &self.staging {
             Staging::Placed(_, placed) => {
@@ -140,7 +142,8 @@ impl StagingArea {
                     .filter(|s| s.rows > 0)
                     .map(|s| s.path.as_path())
                     .collect();
-                export_arrow_files(&mut exporter, schema, &files).await?;
+                let row_bytes = (bytes / rows.max(1) as u64) as usize;
+                export_arrow_files(&mut exporter, schema, &files, (budget, row_bytes)).await?;
                 Ok(exporter)
             }
         }
@@ -173,10 +176,11 @@ async fn export_arrow_files(
     exporter: &mut Exporter,
     schema: &SchemaRef,
     files: &[&Path],
+    sort_in: (&MemoryBudget, usize),
 ) -> Result<()> {
     match schema.index_of(dj_udfs::columns::ORDER_COLUMN) {
         Ok(order) => {
-            write_in_rank_order(files, order, |b| {
+            write_in_rank_order(files, order, sort_in, |b| {
                 exporter.write(b).map_err(anyhow::Error::from)
             })
             .await

@@ -52,7 +52,8 @@ pub(crate) async fn execute(
     let mut staging = StagingArea::beside(&spec.path)?;
     let n = ranges.len();
     let concurrency = Concurrency::new(concurrency_limit(recipe, n), n);
-    let barriers = barriers(recipe, index, starts, job, &concurrency, opts)?;
+    let budget = memory_budget(recipe, opts)?;
+    let barriers = barriers(recipe, index, starts, job, &concurrency, (&budget, opts))?;
     let cluster = match opts.target(recipe) {
         Target::Local => OnCluster::local(starts),
         Target::Ballista { scheduler } => {
@@ -93,7 +94,7 @@ pub(crate) async fn execute(
     };
     let done = run.run(plans).await?;
     let staged: Vec<&Staged> = done.iter().map(|(s, _)| s).collect();
-    let exporter = staging.export(spec, &schema, &staged).await?;
+    let exporter = staging.export(spec, &schema, &staged, &budget).await?;
     let export_files = export_target.publish(exporter.finish()?)?;
     let resumed = (cluster.starts.iter())
         .filter(|s| matches!(s, Start::Checkpoint { .. }))
@@ -105,6 +106,18 @@ pub(crate) async fn execute(
     Ok(report)
 }
 
+/// The run's memory budget: what the global ops and the export in a selector's rank order may
+/// hold together (see [`MemoryBudget`]).
+fn memory_budget(recipe: &Recipe, opts: &RunOptions) -> Result<Arc<MemoryBudget>> {
+    let bytes = opts.memory_budget_bytes(recipe);
+    let global = (recipe.process.iter())
+        .any(|o| matches!(o.spec.kind, OpKind::Deduplicator | OpKind::Selector));
+    if global {
+        tracing::info!("the global operators' memory budget: {} MB", bytes >> 20);
+    }
+    Ok(MemoryBudget::new(bytes as usize)?)
+}
+
 /// The global ops' barriers, within the run's memory budget, with the keys that partitions
 /// resuming from a checkpoint saved before it.
 fn barriers(
@@ -113,19 +126,12 @@ fn barriers(
     starts: &[Start],
     job: Option<&JobCtx>,
     concurrency: &Arc<Concurrency>,
-    opts: &RunOptions,
+    (budget, opts): (&Arc<MemoryBudget>, &RunOptions),
 ) -> Result<Barriers> {
     let keys_dir = job.map(|j| j.paths.checkpoints.as_path());
-    let bytes = opts.memory_budget_bytes(recipe);
-    let global = (recipe.process.iter())
-        .any(|o| matches!(o.spec.kind, OpKind::Deduplicator | OpKind::Selector));
-    if global {
-        tracing::info!("the global operators' memory budget: {} MB", bytes >> 20);
-    }
-    let budget = MemoryBudget::new(bytes as usize)?;
     let barriers = Barriers::new(&recipe.process, starts.len(), keys_dir, Some(concurrency))
         .with_input(index)
-        .with_budget(&budget);
+        .with_budget(budget);
     // A dedup the cluster decides in stages reads its saved keys there, not here.
     let on_cluster = matches!(opts.target(recipe), Target::Ballista { .. });
     let staged =

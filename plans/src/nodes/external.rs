@@ -44,6 +44,31 @@ impl MemoryBudget {
         self.bytes
     }
 
+    /// The rows of `input` sorted ascending by its column `column`, as a stream: DataFusion's
+    /// `SortExec` in this budget, spilling sorted runs to disk and merging them when they do
+    /// not fit. `row_bytes`: about what a row takes, to size the batches.
+    pub fn sort_stream(
+        &self,
+        input: SendableRecordBatchStream,
+        column: &str,
+        row_bytes: usize,
+    ) -> Result<SendableRecordBatchStream> {
+        let schema = input.schema();
+        let source = Arc::new(OneStream {
+            stream: Mutex::new(Some(input)),
+            schema: schema.clone(),
+        });
+        let input =
+            StreamingTableExec::try_new(schema.clone(), vec![source], None, [], false, None)?;
+        let options = SortOptions {
+            descending: false,
+            nulls_first: false,
+        };
+        let order = LexOrdering::new([PhysicalSortExpr::new(col(column, &schema)?, options)])
+            .ok_or_else(|| exec_datafusion_err!("no sort key"))?;
+        SortExec::new(order, Arc::new(input)).execute(0, self.task_ctx(row_bytes))
+    }
+
     /// A reservation of `name` in the pool, for what a barrier holds in memory while it can.
     pub(crate) fn reservation(&self, name: String) -> MemoryReservation {
         MemoryConsumer::new(name)
@@ -188,6 +213,35 @@ fn sort_plan(
     }
     let order = LexOrdering::new(exprs).ok_or_else(|| exec_datafusion_err!("no sort key"))?;
     Ok(Arc::new(SortExec::new(order, Arc::new(input))))
+}
+
+/// A stream, executed once, as a [`PartitionStream`].
+struct OneStream {
+    stream: Mutex<Option<SendableRecordBatchStream>>,
+    schema: SchemaRef,
+}
+
+impl std::fmt::Debug for OneStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OneStream")
+    }
+}
+
+impl PartitionStream for OneStream {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let taken = self.stream.lock().unwrap().take();
+        taken.unwrap_or_else(|| {
+            let schema = self.schema.clone();
+            let again = futures::stream::once(async {
+                Err(exec_datafusion_err!("a one-shot stream executed twice"))
+            });
+            Box::pin(RecordBatchStreamAdapter::new(schema, again))
+        })
+    }
 }
 
 /// Every file's rows, with global row indices.
