@@ -142,7 +142,7 @@ impl StagingArea {
                     .filter(|s| s.rows > 0)
                     .map(|s| s.path.as_path())
                     .collect();
-                let row_bytes = (bytes / rows.max(1) as u64) as usize;
+                let row_bytes = (bytes / rows.max(1)) as usize;
                 export_arrow_files(&mut exporter, schema, &files, (budget, row_bytes)).await?;
                 Ok(exporter)
             }

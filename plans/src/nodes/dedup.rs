@@ -20,9 +20,8 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use datafusion::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
+use datafusion::arrow::array::BooleanArray;
 use datafusion::arrow::compute::filter_record_batch;
-use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{DFSchemaRef, DataFusionError, Result, exec_datafusion_err, exec_err};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
@@ -38,9 +37,9 @@ use tokio::sync::Notify;
 use super::concurrency::Concurrency;
 use super::external::MemoryBudget;
 use super::gather::{Gathered, GatheredKeys, KeyGatherer, write_rows};
-use super::keys::{KeySet, Keys, keep_first};
+use super::keys::{KeySet, Keys, keep_first, keys_of};
 use super::sorted_keys::{KeyFile, decide_sorted};
-use super::spill::{Spill, Spilled};
+use super::spill::{Spill, Spilled, saving_error};
 use super::staged::{keys_parquet_name, read_keys_file, read_removed};
 use super::timed::TimedStream;
 
@@ -517,11 +516,6 @@ impl DedupBarrier {
     }
 }
 
-/// A failure to save a key or value file, naming it.
-pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFusionError {
-    exec_datafusion_err!("cannot save {}: {e}", path.display())
-}
-
 /// Key file: per row a little-endian u32 key count, then the 16-byte keys.
 fn write_keys_atomic(path: &std::path::Path, keys: &Keys) -> std::io::Result<()> {
     let (sealed, file) = crate::seal::SealedFile::create(path)?;
@@ -700,71 +694,6 @@ impl DisplayAs for DedupExec {
     }
 }
 
-/// 128-bit key of a hash value: the value itself when it is 32 hex digits (an MD5), else a
-/// BLAKE3 digest prefix of its bytes.
-fn key_of(value: &str) -> u128 {
-    if value.len() == 32
-        && let Ok(k) = u128::from_str_radix(value, 16)
-    {
-        return k;
-    }
-    let d = blake3::hash(value.as_bytes());
-    u128::from_le_bytes(d.as_bytes()[..16].try_into().unwrap())
-}
-
-fn bytes_key(b: &[u8]) -> u128 {
-    u128::from_le_bytes(blake3::hash(b).as_bytes()[..16].try_into().unwrap())
-}
-
-/// The key of a SimHash value: its decimal string (`str(np.uint64(h))`) parsed, zero-extended.
-fn simhash_key(value: &str) -> Result<u128> {
-    value.parse::<u64>().map(u128::from).map_err(|_| {
-        exec_datafusion_err!("a SimHash must be a decimal 64-bit unsigned integer, got {value:?}")
-    })
-}
-
-/// Appends the keys of every row of the hash column: one per string hash (a SimHash's value
-/// itself), one per band of a `List<Binary>` of band keys; none for a null.
-pub(crate) fn keys_of(
-    kind: DedupKind,
-    batch: &RecordBatch,
-    col: usize,
-    out: &mut Keys,
-) -> Result<()> {
-    let c = batch.column(col);
-    let simhash = matches!(kind, DedupKind::SimHash { .. });
-    let push = |out: &mut Keys, v: Option<&str>| -> Result<()> {
-        match v {
-            Some(v) if simhash => out.push_row([simhash_key(v)?]),
-            v => out.push_row(v.map(key_of)),
-        }
-        Ok(())
-    };
-    match c.data_type() {
-        DataType::Utf8 => c.as_string::<i32>().iter().try_for_each(|v| push(out, v))?,
-        DataType::LargeUtf8 => c.as_string::<i64>().iter().try_for_each(|v| push(out, v))?,
-        DataType::Utf8View => c.as_string_view().iter().try_for_each(|v| push(out, v))?,
-        DataType::List(f) if matches!(f.data_type(), DataType::Binary) => {
-            let list = c.as_list::<i32>();
-            for i in 0..list.len() {
-                if list.is_null(i) {
-                    out.push_row([]);
-                    continue;
-                }
-                let bands = list.value(i);
-                let bands = bands.as_binary::<i32>();
-                out.push_row(bands.iter().flatten().map(bytes_key));
-            }
-        }
-        other => {
-            return exec_err!(
-                "hash column must be a string or a list of binary band keys, got {other}"
-            );
-        }
-    }
-    Ok(())
-}
-
 /// The keys of every row of `stream`'s hash column `hash_column`.
 pub async fn collect_keys(
     mut stream: SendableRecordBatchStream,
@@ -927,6 +856,9 @@ impl Decided {
 
 #[cfg(test)]
 mod tests {
+    use datafusion::arrow::array::{RecordBatch, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+
     use super::*;
 
     fn keys(rows: &[&[u128]]) -> Keys {
@@ -1041,8 +973,6 @@ mod tests {
 
     #[test]
     fn simhash_keys_are_the_values() {
-        use datafusion::arrow::array::StringArray;
-        use datafusion::arrow::datatypes::{Field, Schema};
         let col = StringArray::from(vec![
             Some("0"),
             Some("18446744073709551615"),
@@ -1082,5 +1012,65 @@ mod tests {
                 .to_string()
                 .contains("truncated dedup key file")
         );
+    }
+
+    /// Three batches of hashes with repeats and nulls.
+    fn batches() -> Vec<RecordBatch> {
+        let schema = Arc::new(Schema::new(vec![Field::new("h", DataType::Utf8, true)]));
+        (0..3)
+            .map(|b| {
+                let hashes: StringArray = (0..500)
+                    .map(|i| ((b * 500 + i) % 13 != 0).then(|| format!("k{}", (b * 500 + i) % 97)))
+                    .collect();
+                RecordBatch::try_new(schema.clone(), vec![Arc::new(hashes)]).unwrap()
+            })
+            .collect()
+    }
+
+    /// Over its share of the budget a partition's keys go to disk as they come, and decide as
+    /// the keys held in memory do; the persisted key file holds every row either way.
+    #[test]
+    fn keys_past_the_budget_go_to_disk_and_decide_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        for kind in [DedupKind::Exact, DedupKind::MinHashBands] {
+            let mut all = Keys::new();
+            for batch in batches() {
+                keys_of(kind, &batch, 0, &mut all).unwrap();
+            }
+            let want = decide_in_memory(kind, std::slice::from_ref(&all)).unwrap();
+            for (budget, on_disk) in [(None, false), (Some(1024), true)] {
+                let budget = budget.map(|b| MemoryBudget::new(b).unwrap());
+                let path = dir.path().join(format!("{kind:?}-{on_disk}.bin"));
+                let mut gatherer = KeyGatherer::new(
+                    kind,
+                    0,
+                    budget.as_deref(),
+                    "test".into(),
+                    Some(path.clone()),
+                )
+                .unwrap();
+                for batch in batches() {
+                    let (held, first) = gatherer.push(&batch).unwrap();
+                    assert_eq!(held.rows() - first, batch.num_rows());
+                }
+                assert_eq!(gatherer.rows(), 1500);
+                let gathered = gatherer.finish().unwrap();
+                assert_eq!(gathered.rows(), 1500);
+                assert_eq!(read_keys(&path).unwrap(), all, "{kind:?}");
+                crate::seal::verify(&path).unwrap();
+                match gathered.0 {
+                    Gathered::Memory(keys) => {
+                        assert!(!on_disk);
+                        assert_eq!(keys, all);
+                    }
+                    Gathered::Disk(file) => {
+                        assert!(on_disk);
+                        let sort_budget = MemoryBudget::new(1 << 20).unwrap();
+                        let got = decide_sorted(kind, &sort_budget, None, vec![file]).unwrap();
+                        assert_eq!(got, want, "{kind:?}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -12,10 +12,10 @@ use datafusion::common::Result;
 use datafusion::execution::memory_pool::MemoryReservation;
 use dj_udfs::DedupKind;
 
-use super::dedup::{keys_of, saving_error};
 use super::external::MemoryBudget;
-use super::keys::Keys;
+use super::keys::{Keys, keys_of};
 use super::sorted_keys::{KeyFile, KeyFileWriter};
+use super::spill::saving_error;
 use crate::drop_behind::DropBehindWriter;
 use crate::seal::{HashingWriter, SealedFile};
 
@@ -155,76 +155,4 @@ pub(crate) fn write_rows(out: &mut impl Write, keys: &Keys, first: usize) -> std
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use datafusion::arrow::array::StringArray;
-    use datafusion::arrow::datatypes::{DataType, Field, Schema};
-
-    use super::*;
-    use crate::nodes::dedup::{decide_in_memory, read_keys};
-    use crate::nodes::sorted_keys::decide_sorted;
-
-    /// Three batches of hashes with repeats and nulls.
-    fn batches() -> Vec<RecordBatch> {
-        let schema = Arc::new(Schema::new(vec![Field::new("h", DataType::Utf8, true)]));
-        (0..3)
-            .map(|b| {
-                let hashes: StringArray = (0..500)
-                    .map(|i| ((b * 500 + i) % 13 != 0).then(|| format!("k{}", (b * 500 + i) % 97)))
-                    .collect();
-                RecordBatch::try_new(schema.clone(), vec![Arc::new(hashes)]).unwrap()
-            })
-            .collect()
-    }
-
-    /// Over its share of the budget a partition's keys go to disk as they come, and decide as
-    /// the keys held in memory do; the persisted key file holds every row either way.
-    #[test]
-    fn keys_past_the_budget_go_to_disk_and_decide_the_same() {
-        let dir = tempfile::tempdir().unwrap();
-        for kind in [DedupKind::Exact, DedupKind::MinHashBands] {
-            let mut all = Keys::new();
-            for batch in batches() {
-                keys_of(kind, &batch, 0, &mut all).unwrap();
-            }
-            let want = decide_in_memory(kind, std::slice::from_ref(&all)).unwrap();
-            for (budget, on_disk) in [(None, false), (Some(1024), true)] {
-                let budget = budget.map(|b| MemoryBudget::new(b).unwrap());
-                let path = dir.path().join(format!("{kind:?}-{on_disk}.bin"));
-                let mut gatherer = KeyGatherer::new(
-                    kind,
-                    0,
-                    budget.as_deref(),
-                    "test".into(),
-                    Some(path.clone()),
-                )
-                .unwrap();
-                for batch in batches() {
-                    let (held, first) = gatherer.push(&batch).unwrap();
-                    assert_eq!(held.rows() - first, batch.num_rows());
-                }
-                assert_eq!(gatherer.rows(), 1500);
-                let gathered = gatherer.finish().unwrap();
-                assert_eq!(gathered.rows(), 1500);
-                assert_eq!(read_keys(&path).unwrap(), all, "{kind:?}");
-                crate::seal::verify(&path).unwrap();
-                match gathered.0 {
-                    Gathered::Memory(keys) => {
-                        assert!(!on_disk);
-                        assert_eq!(keys, all);
-                    }
-                    Gathered::Disk(file) => {
-                        assert!(on_disk);
-                        let sort_budget = MemoryBudget::new(1 << 20).unwrap();
-                        let got = decide_sorted(kind, &sort_budget, None, vec![file]).unwrap();
-                        assert_eq!(got, want, "{kind:?}");
-                    }
-                }
-            }
-        }
-    }
 }

@@ -1,5 +1,11 @@
 //! The keys a deduplicator decides from: each row's 128-bit keys (one hash, or one per MinHash
-//! band, or a SimHash value), and exact dedup's keep-first rule over them.
+//! band, or a SimHash value), read from its hash column, and exact dedup's keep-first rule over
+//! them.
+
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::{Result, exec_datafusion_err, exec_err};
+use dj_udfs::DedupKind;
 
 /// Keys of one partition's rows entering the dedup, flat: row `i` has
 /// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
@@ -57,4 +63,69 @@ pub fn keep_first(keys: &Keys, seen: &mut KeySet) -> Vec<bool> {
     (0..keys.rows())
         .map(|i| keys.row(i).iter().all(|key| seen.insert(*key)))
         .collect()
+}
+
+/// 128-bit key of a hash value: the value itself when it is 32 hex digits (an MD5), else a
+/// BLAKE3 digest prefix of its bytes.
+fn key_of(value: &str) -> u128 {
+    if value.len() == 32
+        && let Ok(k) = u128::from_str_radix(value, 16)
+    {
+        return k;
+    }
+    let d = blake3::hash(value.as_bytes());
+    u128::from_le_bytes(d.as_bytes()[..16].try_into().unwrap())
+}
+
+fn bytes_key(b: &[u8]) -> u128 {
+    u128::from_le_bytes(blake3::hash(b).as_bytes()[..16].try_into().unwrap())
+}
+
+/// The key of a SimHash value: its decimal string (`str(np.uint64(h))`) parsed, zero-extended.
+fn simhash_key(value: &str) -> Result<u128> {
+    value.parse::<u64>().map(u128::from).map_err(|_| {
+        exec_datafusion_err!("a SimHash must be a decimal 64-bit unsigned integer, got {value:?}")
+    })
+}
+
+/// Appends the keys of every row of the hash column: one per string hash (a SimHash's value
+/// itself), one per band of a `List<Binary>` of band keys; none for a null.
+pub(crate) fn keys_of(
+    kind: DedupKind,
+    batch: &RecordBatch,
+    col: usize,
+    out: &mut Keys,
+) -> Result<()> {
+    let c = batch.column(col);
+    let simhash = matches!(kind, DedupKind::SimHash { .. });
+    let push = |out: &mut Keys, v: Option<&str>| -> Result<()> {
+        match v {
+            Some(v) if simhash => out.push_row([simhash_key(v)?]),
+            v => out.push_row(v.map(key_of)),
+        }
+        Ok(())
+    };
+    match c.data_type() {
+        DataType::Utf8 => c.as_string::<i32>().iter().try_for_each(|v| push(out, v))?,
+        DataType::LargeUtf8 => c.as_string::<i64>().iter().try_for_each(|v| push(out, v))?,
+        DataType::Utf8View => c.as_string_view().iter().try_for_each(|v| push(out, v))?,
+        DataType::List(f) if matches!(f.data_type(), DataType::Binary) => {
+            let list = c.as_list::<i32>();
+            for i in 0..list.len() {
+                if list.is_null(i) {
+                    out.push_row([]);
+                    continue;
+                }
+                let bands = list.value(i);
+                let bands = bands.as_binary::<i32>();
+                out.push_row(bands.iter().flatten().map(bytes_key));
+            }
+        }
+        other => {
+            return exec_err!(
+                "hash column must be a string or a list of binary band keys, got {other}"
+            );
+        }
+    }
+    Ok(())
 }

@@ -178,7 +178,7 @@ impl SelectBarrier {
     /// computed elsewhere, e.g. by a cluster).
     pub fn contribute(&self, p: usize, rows: SelectRows) -> Result<()> {
         if let Some(path) = self.values_path(p) {
-            write_rows_atomic(&path, &rows).map_err(|e| super::dedup::saving_error(&path, e))?;
+            write_rows_atomic(&path, &rows).map_err(|e| super::spill::saving_error(&path, e))?;
         }
         self.submit(p, rows)
     }
@@ -289,7 +289,7 @@ impl SelectBarrier {
 
     async fn arrive(&self, p: usize, rows: SelectRows) -> Result<Vec<u64>> {
         if let Some(path) = self.values_path(p) {
-            write_rows_atomic(&path, &rows).map_err(|e| super::dedup::saving_error(&path, e))?;
+            write_rows_atomic(&path, &rows).map_err(|e| super::spill::saving_error(&path, e))?;
         }
         if let Some(c) = &self.concurrency {
             c.release(p);

@@ -20,6 +20,11 @@ pub(crate) fn spill_error(e: &dyn fmt::Display) -> DataFusionError {
     )
 }
 
+/// A failure to save a key or value file, naming it.
+pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFusionError {
+    exec_datafusion_err!("cannot save {}: {e}", path.display())
+}
+
 /// Rows being spilled.
 #[derive(Default)]
 pub(crate) struct Spill {

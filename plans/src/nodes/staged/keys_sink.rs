@@ -28,8 +28,8 @@ use futures::StreamExt;
 
 use super::{count_schema, keys_schema, row_id};
 use crate::drop_behind::DropBehindWriter;
-use crate::nodes::dedup::keys_of;
 use crate::nodes::keys::Keys;
+use crate::nodes::keys::keys_of;
 use crate::seal::{HashingWriter, SealedFile};
 
 /// Output column of the sink: the rows whose keys it wrote.
