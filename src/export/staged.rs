@@ -217,12 +217,15 @@ async fn stage_arrow(
 ) -> Result<Staged> {
     let mut stream = plan.execute(0, ctx)?;
     let (mut rows, mut bytes) = (0u64, 0u64);
+    // Created once the first batch is out: a partition waiting at a barrier holds no buffer.
+    let mut next = stream.next().await;
     let mut writer = StreamWriter::try_new(create(&path)?, &stream.schema())?;
-    while let Some(batch) = stream.next().await {
+    while let Some(batch) = next {
         let batch = batch?;
         rows += batch.num_rows() as u64;
         bytes += batch.get_array_memory_size() as u64;
         writer.write(&batch).with_context(|| cannot_stage(&path))?;
+        next = stream.next().await;
     }
     writer.finish().with_context(|| cannot_stage(&path))?;
     Ok(Staged {
@@ -244,10 +247,12 @@ async fn stage_json(
     let stats_path = encoder
         .has_stats()
         .then(|| path.with_extension("stats.jsonl"));
+    // Created once the first batch is out: a partition waiting at a barrier holds no buffer.
+    let mut next = stream.next().await;
     let mut out = create(&path)?;
     let mut stats_out = stats_path.as_deref().map(create).transpose()?;
     let (mut text, mut stats) = (String::new(), String::new());
-    while let Some(batch) = stream.next().await {
+    while let Some(batch) = next {
         let batch = batch?;
         rows += batch.num_rows() as u64;
         text.clear();
@@ -260,6 +265,7 @@ async fn stage_json(
             s.write_all(stats.as_bytes())
                 .with_context(|| cannot_stage(p))?;
         }
+        next = stream.next().await;
     }
     out.flush().with_context(|| cannot_stage(&path))?;
     if let (Some(s), Some(p)) = (&mut stats_out, &stats_path) {
