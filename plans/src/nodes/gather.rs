@@ -100,7 +100,7 @@ impl KeyGatherer {
         if self.disk.is_some() {
             self.keys.clear();
         }
-        let first = self.keys.rows();
+        let mut first = self.keys.rows();
         keys_of(self.kind, batch, self.hash_index, &mut self.keys)?;
         if let Some(p) = &mut self.persist {
             write_rows(&mut p.out, &self.keys, first).map_err(|e| saving_error(&p.path, e))?;
@@ -114,6 +114,14 @@ impl KeyGatherer {
                 disk.append(&self.keys)?;
                 reservation.free();
                 self.disk = Some(disk);
+                // Only this batch's keys stay (the caller reads them): the allocation that held
+                // the partition's share goes.
+                let mut batch_keys = Keys::new();
+                for i in first..self.keys.rows() {
+                    batch_keys.push_row(self.keys.row(i).iter().copied());
+                }
+                self.keys = batch_keys;
+                first = 0;
             }
             _ => {}
         }
