@@ -28,6 +28,9 @@ impl Job {
     /// The recipe exporting to `export`, with a work_dir of its own (no job reuses another's
     /// checkpoints).
     fn recipe(&self, export: &str) -> PathBuf {
+        self.recipe_in(export, &self.work_dir(export))
+    }
+    fn recipe_in(&self, export: &str, work_dir: &Path) -> PathBuf {
         let d = self.dir.path();
         let path = d.join(format!("{export}.yaml"));
         write(
@@ -39,7 +42,7 @@ impl Job {
                  \x20 - document_minhash_deduplicator:\n  - text_length_filter:\n      min_len: 5\n",
                 d.join("in.jsonl").display(),
                 d.join(export).display(),
-                self.work_dir(export).display(),
+                work_dir.display(),
             ),
         );
         path
@@ -176,4 +179,48 @@ fn a_killed_staged_dedup_resumes_after_its_last_complete_stage() {
 
 fn ok_resumed(stderr: &str, id: &str) {
     assert!(!stderr.contains("error"), "{id}: {stderr}");
+}
+
+/// A local job in the work_dir of a job the cluster ran reuses its checkpoints, with the key
+/// files the executors saved in stages (copied under their own names), and exports what a run
+/// from scratch does.
+#[test]
+fn a_new_job_reuses_a_cluster_jobs_staged_keys() {
+    let job = Job::new();
+    let (want, _) = job.run("local.jsonl", &["--engine", "local"]);
+    let work = job.dir.path().join("work-shared");
+    let cluster = Cluster::start(1);
+    let first = job.recipe_in("first.jsonl", &work);
+    let flags = ["--engine", "ballista", "--scheduler", &cluster.scheduler];
+    let (got, _) = run(
+        job.dir.path(),
+        &first,
+        "first.jsonl",
+        &[&flags[..], &["--job_id", "first"]].concat(),
+    );
+    assert!(got == want, "the cluster job's export differs");
+    let second = job.recipe_in("second.jsonl", &work);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dj-run"))
+        .arg("--config")
+        .arg(&second)
+        .args(["--engine", "local", "--job_id", "second"])
+        .env("DJ_PROGRESS", "0")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("reused from job first"), "{stdout}");
+    let got = std::fs::read_to_string(job.dir.path().join("second.jsonl")).unwrap();
+    assert!(got == want, "the reusing job's export differs");
+    let copied = key_files(&work.join("second").join("checkpoints"), 1);
+    assert_eq!(
+        copied.len(),
+        7,
+        "op 1's staged key files were copied under their names"
+    );
 }
