@@ -10,19 +10,7 @@ build
 rows=${1:-5000000}
 budget=${2:-256}
 cap=${3:-1024}
-apt=$WORK/apt_${rows}.jsonl
-input=$WORK/para_${rows}.jsonl
-[ -s "$apt" ] || python3 "$ROOT/benches/gen_apt_corpus.py" "$apt" "$rows" >&2
-# Paragraph-sized documents: each description's first paragraph.
-[ -s "$input" ] || python3 - "$apt" "$input" <<'PY'
-import json, sys
-with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
-    for line in f:
-        r = json.loads(line)
-        paras = [p for p in r["text"].split("\n\n") if p.strip()]
-        r["text"] = paras[0] if paras else r["text"]
-        out.write(json.dumps(r, ensure_ascii=False) + "\n")
-PY
+input=$(paragraph_corpus "$rows")
 echo "input: $rows rows, $(( $(stat -c %s "$input") / 1024 / 1024 )) MB" >&2
 mkdir -p "$WORK/out"
 for op in ${DJ_BUDGET_OPS:-document_deduplicator document_minhash_deduplicator topk_specified_field_selector}; do

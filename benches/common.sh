@@ -11,6 +11,25 @@ build() {
   (cd "$ROOT" && cargo build --profile "$PROFILE" --bins >&2)
 }
 
+# paragraph_corpus ROWS: $WORK/para_ROWS.jsonl, made once: gen_apt_corpus.py's ROWS documents
+# cut to each description's first paragraph (paragraph-sized documents)
+paragraph_corpus() {
+  local apt=$WORK/apt_$1.jsonl input=$WORK/para_$1.jsonl
+  if [ ! -s "$input" ]; then
+    [ -s "$apt" ] || python3 "$ROOT/benches/gen_apt_corpus.py" "$apt" "$1" >&2
+    python3 - "$apt" "$input" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        r = json.loads(line)
+        paras = [p for p in r["text"].split("\n\n") if p.strip()]
+        r["text"] = paras[0] if paras else r["text"]
+        out.write(json.dumps(r, ensure_ascii=False) + "\n")
+PY
+  fi
+  echo "$input"
+}
+
 # data FILE SIZE_MB: generate once
 data() {
   [ -s "$1" ] || python3 "$ROOT/benches/gen_data.py" "$1" "$2" >&2

@@ -40,20 +40,7 @@ same() {
   if cmp -s "$1" "$2"; then echo "  export byte-identical ($(wc -l < "$1") rows kept)"; else echo "  EXPORTS DIFFER"; exit 1; fi
 }
 for rows in ${*:-1000000 4000000}; do
-  apt=$WORK/apt_${rows}.jsonl
-  input=$WORK/para_${rows}.jsonl
-  if [ ! -s "$input" ]; then
-    [ -s "$apt" ] || python3 "$ROOT/benches/gen_apt_corpus.py" "$apt" "$rows" >&2
-    python3 - "$apt" "$input" <<'PY'
-import json, sys
-with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
-    for line in f:
-        r = json.loads(line)
-        paras = [p for p in r["text"].split("\n\n") if p.strip()]
-        r["text"] = paras[0] if paras else r["text"]
-        out.write(json.dumps(r, ensure_ascii=False) + "\n")
-PY
-  fi
+  input=$(paragraph_corpus "$rows")
   echo "input: $rows rows, $(( $(stat -c %s "$input") / 1024 / 1024 )) MB, $(( rows / 100000 )) partitions"
   for run in local capped cluster; do
     cat > "$WORK/scale_dedup_$run.yaml" <<YAML

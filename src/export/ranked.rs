@@ -49,13 +49,6 @@ pub(crate) async fn write_in_rank_order(
     (budget, row_bytes): (&MemoryBudget, usize),
     mut sink: impl FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<()> {
-    let Some(first) = staged.first() else {
-        return Ok(());
-    };
-    let schema = ranked_schema(
-        &StreamReader::try_new(std::fs::File::open(first)?, None)?.schema(),
-        order,
-    );
     let readers = staged
         .iter()
         .map(|path| {
@@ -63,6 +56,10 @@ pub(crate) async fn write_in_rank_order(
             Ok(StreamReader::try_new(std::io::BufReader::new(file), None)?)
         })
         .collect::<Result<Vec<_>>>()?;
+    let Some(first) = readers.first() else {
+        return Ok(());
+    };
+    let schema = ranked_schema(&first.schema(), order);
     let out = schema.clone();
     let rows = futures::stream::iter(
         readers

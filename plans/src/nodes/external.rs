@@ -58,15 +58,7 @@ impl MemoryBudget {
             stream: Mutex::new(Some(input)),
             schema: schema.clone(),
         });
-        let input =
-            StreamingTableExec::try_new(schema.clone(), vec![source], None, [], false, None)?;
-        let options = SortOptions {
-            descending: false,
-            nulls_first: false,
-        };
-        let order = LexOrdering::new([PhysicalSortExpr::new(col(column, &schema)?, options)])
-            .ok_or_else(|| exec_datafusion_err!("no sort key"))?;
-        SortExec::new(order, Arc::new(input)).execute(0, self.task_ctx(row_bytes))
+        sort_exec(source, &schema, [(column, false)])?.execute(0, self.task_ctx(row_bytes))
     }
 
     /// A reservation of `name` in the pool, for what a barrier holds in memory while it can.
@@ -201,16 +193,31 @@ fn sort_plan(
         files: Mutex::new(Some(files)),
         schema: schema.clone(),
     });
-    let input = StreamingTableExec::try_new(schema.clone(), vec![source], None, [], false, None)?;
     let row = schema.field(schema.fields().len() - 1).name().clone();
-    let mut exprs = Vec::with_capacity(order.len() + 1);
-    for (column, descending) in order.iter().copied().chain([(row.as_str(), false)]) {
-        let options = SortOptions {
-            descending,
-            nulls_first: false,
-        };
-        exprs.push(PhysicalSortExpr::new(col(column, schema)?, options));
-    }
+    sort_exec(
+        source,
+        schema,
+        order.iter().copied().chain([(row.as_str(), false)]),
+    )
+}
+
+/// DataFusion's `SortExec` over `source`'s rows by `order` (`(column, descending)`, nulls last).
+fn sort_exec<'a>(
+    source: Arc<dyn PartitionStream>,
+    schema: &SchemaRef,
+    order: impl IntoIterator<Item = (&'a str, bool)>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let input = StreamingTableExec::try_new(schema.clone(), vec![source], None, [], false, None)?;
+    let exprs = order
+        .into_iter()
+        .map(|(column, descending)| {
+            let options = SortOptions {
+                descending,
+                nulls_first: false,
+            };
+            Ok(PhysicalSortExpr::new(col(column, schema)?, options))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let order = LexOrdering::new(exprs).ok_or_else(|| exec_datafusion_err!("no sort key"))?;
     Ok(Arc::new(SortExec::new(order, Arc::new(input))))
 }
