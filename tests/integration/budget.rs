@@ -1,4 +1,4 @@
-//! Global operators under a memory budget: when a deduplicator's keys or a top-k selector's values
+//! Global operators under a memory budget: when a deduplicator's keys or a selector's values
 //! exceed `--memory_budget_mb`, they decide from what they sorted on disk, and the export is byte
 //! for byte the unbounded run's.
 
@@ -119,6 +119,24 @@ fn top_k_selector_over_its_budget_exports_the_same_rows() {
     // 30,000 values take about 3.4 MB in memory.
     let op = "topk_specified_field_selector: {field_key: score, top_ratio: 0.4, reverse: true}";
     check(op, 30_000, 2, "ray_partitioned");
+}
+
+#[test]
+fn simhash_dedup_over_its_budget_exports_the_same_rows() {
+    // 20,000 values take about 1.4 MB in memory; every tenth row has a near duplicate.
+    check(
+        "document_simhash_deduplicator: {hamming_distance: 5}",
+        20_000,
+        30,
+        "ray_partitioned",
+    );
+}
+
+#[test]
+fn frequency_selector_over_its_budget_exports_the_same_rows() {
+    // 30,000 values take about 3.4 MB in memory; 101 groups of about 300 rows each.
+    let op = "frequency_specified_field_selector: {field_key: score, top_ratio: 0.4}";
+    check(op, 30_000, 2, "default");
 }
 
 /// On a cluster the client decides the global ops: over its budget, it sorts the keys the

@@ -152,8 +152,7 @@ pub struct DedupBarrier {
     /// Concurrency limit shared with the runner: a partition waiting here gives its permit back,
     /// so partitions not yet started can reach the barrier.
     concurrency: Option<Arc<Concurrency>>,
-    /// The memory the keys may hold; past it they go to disk (exact and MinHash dedup; SimHash
-    /// decides in memory). Unset: no limit.
+    /// The memory the keys may hold; past it they go to disk. Unset: no limit.
     budget: std::sync::OnceLock<Arc<MemoryBudget>>,
     /// Decided in stages elsewhere (see [`super::staged`]): the directory of every partition's
     /// removed rows.
@@ -405,14 +404,11 @@ impl DedupBarrier {
     /// Whether `keys` can join those held in memory within the budget (reserving what they
     /// and the decision over them will take): 16 bytes a key held, about 48 more a key in the
     /// decision's hash table or exact dedup's set of seen keys, 8 a row for the union-find and
-    /// the masks. SimHash always decides in memory.
+    /// the masks.
     fn fits(&self, st: &mut BarrierState, keys: &Keys) -> bool {
         let Some(budget) = self.budget.get() else {
             return true;
         };
-        if matches!(self.kind, DedupKind::SimHash { .. }) {
-            return true;
-        }
         let bytes = keys.keys.len() * 64 + keys.rows() * 8;
         let reserved = st.reserved.get_or_insert_with(|| {
             budget.reservation(format!("DedupBarrier[op {}]", self.op_index))

@@ -49,8 +49,7 @@ pub struct KeyGatherer {
     /// Every row's keys while in memory; on disk, only the last batch's (already written).
     keys: Keys,
     disk: Option<KeyFileWriter>,
-    /// What `keys` takes of the budget (none without a budget, or for SimHash, which decides in
-    /// memory only).
+    /// What `keys` takes of the budget (none without a budget).
     reservation: Option<MemoryReservation>,
     persist: Option<Persisted>,
 }
@@ -72,7 +71,6 @@ impl KeyGatherer {
         name: String,
         persist: Option<PathBuf>,
     ) -> Result<KeyGatherer> {
-        let bounded = !matches!(kind, DedupKind::SimHash { .. });
         let persist = persist
             .map(|path| {
                 let (sealed, file) =
@@ -89,7 +87,7 @@ impl KeyGatherer {
             hash_index,
             keys: Keys::new(),
             disk: None,
-            reservation: budget.filter(|_| bounded).map(|b| b.reservation(name)),
+            reservation: budget.map(|b| b.reservation(name)),
             persist,
         })
     }

@@ -71,7 +71,8 @@ pub struct SelectBarrier {
     state: Mutex<SelectState>,
     notify: Notify,
     concurrency: Option<Arc<Concurrency>>,
-    /// The memory the values may hold; past it a top-k selector's go to disk. Unset: no limit.
+    /// The memory the values may hold; past it those of any selector but the random one go to
+    /// disk. Unset: no limit.
     budget: std::sync::OnceLock<Arc<MemoryBudget>>,
 }
 
@@ -211,8 +212,12 @@ impl SelectBarrier {
         }
         match &mut st.files {
             Some(files) => {
-                st.unsortable |= !sortable(&rows);
-                files[p] = Some(ValueFile::write(&rows)?);
+                let kind = self
+                    .kind
+                    .as_ref()
+                    .expect("a decided barrier is given no values");
+                st.unsortable |= !sortable(kind, &rows);
+                files[p] = Some(ValueFile::write(kind, &rows)?);
             }
             None => st.rows[p] = Some(rows),
         }
@@ -229,12 +234,9 @@ impl SelectBarrier {
     }
 
     /// Whether `rows` can join those held in memory within the budget: about 112 bytes a row
-    /// held and sorted in the decision. Only top-k and range selectors go to disk.
+    /// held and sorted or grouped in the decision. A random selector does not go to disk.
     fn fits(&self, st: &mut SelectState, rows: &SelectRows) -> bool {
-        let sorts = matches!(
-            self.kind,
-            Some(SelectorKind::TopK { .. } | SelectorKind::Range { .. })
-        );
+        let sorts = !matches!(self.kind, Some(SelectorKind::Random { .. }));
         let Some(budget) = self.budget.get().filter(|_| sorts) else {
             return true;
         };
@@ -246,11 +248,15 @@ impl SelectBarrier {
 
     /// Moves the rows held in memory to disk, for good.
     fn spill_held(&self, st: &mut SelectState) -> Result<()> {
+        let kind = self
+            .kind
+            .as_ref()
+            .expect("a decided barrier is given no values");
         let mut files: Vec<Option<ValueFile>> = (0..self.partitions).map(|_| None).collect();
         for (p, rows) in st.rows.iter_mut().enumerate() {
             if let Some(rows) = rows.take() {
-                st.unsortable |= !sortable(&rows);
-                files[p] = Some(ValueFile::write(&rows)?);
+                st.unsortable |= !sortable(kind, &rows);
+                files[p] = Some(ValueFile::write(kind, &rows)?);
             }
         }
         st.reserved = None;

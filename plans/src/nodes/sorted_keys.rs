@@ -2,8 +2,10 @@
 //! a temporary Arrow IPC file as `(key, row)` pairs; DataFusion's `SortExec`, under the budget's
 //! memory pool, sorts all pairs by key and then by global row ([`super::external`]); one pass over
 //! the sorted pairs joins each key's rows to its first row. MinHash unions them (a union-find over global row indices whose roots are the
-//! smallest index, as in memory); exact dedup drops every row but the first. The survivors are
-//! the in-memory paths' exactly: the smallest row of each component, the first row of each key.
+//! smallest index, as in memory); exact dedup drops every row but the first. SimHash unions each
+//! value's rows too, then searches the distinct values for near ones on disk
+//! ([`super::sorted_simhash`]). The survivors are the in-memory paths' exactly: the smallest row of
+//! each component, the first row of each key.
 //!
 //! What stays in memory is 4 bytes per row for the union-find and 1 per row for the masks, plus
 //! what the sort holds within the budget.
@@ -17,6 +19,7 @@ use dj_udfs::DedupKind;
 
 use super::external::{MemoryBudget, RowFile, RowFileWriter, sort_files};
 use super::keys::Keys;
+use super::sorted_simhash::{PermutedValues, join_near_values};
 
 /// One partition's keys on disk: its rows' `(key, row)` pairs in row order.
 pub(crate) struct KeyFile(RowFile);
@@ -107,10 +110,17 @@ pub(crate) fn decide_sorted(
     let files: Vec<RowFile> = before.into_iter().chain(parts).map(|f| f.0).collect();
     let mut joiner = match kind {
         DedupKind::Exact => Joiner::First(vec![true; total]),
-        DedupKind::MinHashBands => Joiner::Components((0..total as u32).collect()),
-        DedupKind::SimHash { .. } => {
-            return exec_err!("SimHash dedup decides in memory only");
+        DedupKind::MinHashBands | DedupKind::SimHash { .. } => {
+            Joiner::Components((0..total as u32).collect())
         }
+    };
+    // SimHash: the distinct values (a key's low half) and their first rows, to search.
+    let mut distinct = match kind {
+        DedupKind::SimHash {
+            num_blocks,
+            hamming_distance,
+        } => Some(PermutedValues::first(num_blocks, hamming_distance)?),
+        _ => None,
     };
     let mut last: Option<(u64, u64, u32)> = None;
     let by_key = [("hi", false), ("lo", false)];
@@ -122,11 +132,28 @@ pub(crate) fn decide_sorted(
             let g = row[i] as u32;
             match last {
                 Some((h, l, first)) if h == hi[i] && l == lo[i] => joiner.join(first, g),
-                _ => last = Some((hi[i], lo[i], g)),
+                _ => {
+                    last = Some((hi[i], lo[i], g));
+                    if let Some(distinct) = &mut distinct {
+                        distinct.push(lo[i], g)?;
+                    }
+                }
             }
         }
         Ok(())
     })?;
+    if let (
+        Some(distinct),
+        DedupKind::SimHash {
+            num_blocks,
+            hamming_distance,
+        },
+    ) = (distinct, kind)
+    {
+        join_near_values(budget, distinct, num_blocks, hamming_distance, |a, b| {
+            joiner.join(a, b)
+        })?;
+    }
     let keep = joiner.keep();
     let mut at = skip;
     Ok(rows
@@ -243,6 +270,37 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// One SimHash value per row: a long chain (each of the first third's values one bit from
+    /// the previous row's), a hub of values within a few bits of 0 every fifth row, exact repeats
+    /// every seventh, no value (null) every thirteenth, and the rest pseudo-random.
+    fn simhash_corpus(rows: usize) -> Vec<Vec<u128>> {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut chain = 0x0f0f_3c3c_a5a5_9696u64;
+        let mut out: Vec<Vec<u128>> = Vec::with_capacity(rows);
+        for i in 0..rows {
+            let value = if i % 13 == 5 {
+                None
+            } else if i % 7 == 3 {
+                out[i / 2].first().copied().map(|v| v as u64)
+            } else if i < rows / 3 {
+                chain ^= 1 << (i % 64);
+                Some(chain)
+            } else if i % 5 == 0 {
+                Some((0..next() % 4).fold(0, |v, _| v | 1 << (next() % 64)))
+            } else {
+                Some(next())
+            };
+            out.push(value.map(|v| v as u128).into_iter().collect());
+        }
+        out
+    }
+
     pub(crate) fn split(rows: &[Vec<u128>], partitions: usize) -> Vec<Keys> {
         let per = rows.len().div_ceil(partitions);
         (0..partitions)
@@ -261,8 +319,16 @@ pub(crate) mod tests {
     #[test]
     fn spilled_decisions_match_the_in_memory_ones() {
         use super::super::dedup::DedupBarrier;
-        for (kind, bands) in [(DedupKind::Exact, 1), (DedupKind::MinHashBands, 4)] {
-            let rows = corpus(2000, bands);
+        let simhash = |num_blocks, hamming_distance| DedupKind::SimHash {
+            num_blocks,
+            hamming_distance,
+        };
+        for (kind, rows) in [
+            (DedupKind::Exact, corpus(2000, 1)),
+            (DedupKind::MinHashBands, corpus(2000, 4)),
+            (simhash(6, 4), simhash_corpus(2000)),
+            (simhash(4, 1), simhash_corpus(2000)),
+        ] {
             for partitions in [1, 3, 7] {
                 let parts = split(&rows, partitions);
                 let expected = super::super::dedup::decide_in_memory(kind, &parts).unwrap();

@@ -1,11 +1,13 @@
-//! Deciding a top-k or range selector whose values do not fit its memory budget. Each partition's rows go
-//! to a temporary Arrow IPC file as `(value, dataset order, row)`; DataFusion's `SortExec` sorts
-//! them within the budget ([`super::external`]) by value (descending for `reverse`) and then
-//! dataset order, which is `heapq.nlargest`/`nsmallest`'s order with ties in dataset order, and
-//! the first `k` get their output ranks. A range selector does Data-Juicer's two passes: the
-//! `upper` smallest, then the `upper - lower` largest of those (ties in the first pass's order).
-//! A selector that passes the dataset unchanged ranks every row by dataset order instead. Only numbers sort this way: a partition with a missing or NaN
-//! value makes the barrier decide in memory (see [`sortable`]).
+//! Deciding a selector whose values do not fit its memory budget. A top-k or range selector's
+//! rows go to a temporary Arrow IPC file per partition as `(value, dataset order, row)`;
+//! DataFusion's `SortExec` sorts them within the budget ([`super::external`]) by value
+//! (descending for `reverse`) and then dataset order, which is `heapq.nlargest`/`nsmallest`'s
+//! order with ties in dataset order, and the first `k` get their output ranks. A range selector
+//! does Data-Juicer's two passes: the `upper` smallest, then the `upper - lower` largest of those
+//! (ties in the first pass's order). A selector that passes the dataset unchanged ranks every row
+//! by dataset order instead. Only numbers sort this way: a partition with a missing or NaN value
+//! makes the barrier decide in memory (see [`sortable`]). A frequency selector's rows are sorted
+//! by group instead ([`super::sorted_groups`]).
 
 use std::sync::Arc;
 
@@ -16,12 +18,16 @@ use dj_udfs::SelectorKind;
 use dj_udfs::selector::SelectValue;
 
 use super::external::{MemoryBudget, RowFile, RowFileWriter, sort_files};
-use super::values::{DROPPED, SelectRows};
+use super::sorted_groups::{decide_frequency, write_groups};
+use super::values::{Ranking, SelectRows};
 
-/// Whether every value of `rows` is a number that sorts as the in-memory selection compares it
-/// (NaN compares equal to everything there, which no sort reproduces).
-pub(crate) fn sortable(rows: &SelectRows) -> bool {
-    (rows.values.iter()).all(|v| matches!(v, SelectValue::Number(x) if !x.is_nan()))
+/// Whether a `kind` selector can decide from `rows` sorted on disk: a frequency selector always
+/// can (it sorts by group key); the others when every value is a number that sorts as the
+/// in-memory selection compares it (NaN compares equal to everything there, which no sort
+/// reproduces).
+pub(crate) fn sortable(kind: &SelectorKind, rows: &SelectRows) -> bool {
+    matches!(kind, SelectorKind::Frequency { .. })
+        || (rows.values.iter()).all(|v| matches!(v, SelectValue::Number(x) if !x.is_nan()))
 }
 
 fn file_schema() -> SchemaRef {
@@ -36,8 +42,12 @@ fn file_schema() -> SchemaRef {
 pub(crate) struct ValueFile(RowFile);
 
 impl ValueFile {
-    /// Writes `rows`, whose values are [`sortable`].
-    pub(crate) fn write(rows: &SelectRows) -> Result<ValueFile> {
+    /// Writes `rows` of a `kind` selector, which are [`sortable`]: by group for a frequency
+    /// selector ([`write_groups`]), by value for the others.
+    pub(crate) fn write(kind: &SelectorKind, rows: &SelectRows) -> Result<ValueFile> {
+        if matches!(kind, SelectorKind::Frequency { .. }) {
+            return Ok(ValueFile(write_groups(rows)?));
+        }
         const BATCH_ROWS: usize = 1 << 15;
         let n = rows.order.len();
         let batches = (0..n).step_by(BATCH_ROWS).map(|a| {
@@ -61,7 +71,7 @@ impl ValueFile {
         Ok(ValueFile(RowFile::write(n, batches)?))
     }
 
-    /// The rows back, to decide in memory.
+    /// The rows of a selector by value back, to decide in memory.
     pub(crate) fn read(self) -> Result<SelectRows> {
         let mut rows = SelectRows::default();
         for batch in self.0.read()? {
@@ -79,43 +89,14 @@ impl ValueFile {
     }
 }
 
-/// Where every global row lands: `ranks[p][i]` for the row at `starts[p] + i`.
-struct Ranking {
-    starts: Vec<usize>,
-    ranks: Vec<Vec<u64>>,
-    total: usize,
-}
-
-impl Ranking {
-    fn new(parts: &[ValueFile]) -> Ranking {
-        let mut starts = Vec::with_capacity(parts.len());
-        let mut total = 0usize;
-        for f in parts {
-            starts.push(total);
-            total += f.rows();
-        }
-        let ranks = parts.iter().map(|f| vec![DROPPED; f.rows()]).collect();
-        Ranking {
-            starts,
-            ranks,
-            total,
-        }
-    }
-
-    fn set(&mut self, g: usize, rank: u64) {
-        let p = self.starts.partition_point(|s| *s <= g) - 1;
-        self.ranks[p][g - self.starts[p]] = rank;
-    }
-}
-
-/// Output ranks per partition and row ([`DROPPED`] for rows not selected) of a top-k or range
-/// selector over `parts` (in partition order), sorted on disk within `budget`.
+/// Output ranks per partition and row ([`super::values::DROPPED`] for rows not selected) of a top-k, range or
+/// frequency selector over `parts` (in partition order), sorted on disk within `budget`.
 pub(crate) fn decide_sorted(
     kind: &SelectorKind,
     budget: &MemoryBudget,
     parts: Vec<ValueFile>,
 ) -> Result<Vec<Vec<u64>>> {
-    let mut ranking = Ranking::new(&parts);
+    let mut ranking = Ranking::new(parts.iter().map(ValueFile::rows));
     let files: Vec<RowFile> = parts.into_iter().map(|f| f.0).collect();
     let n = ranking.total;
     let by_order = [("order", false)];
@@ -138,7 +119,10 @@ pub(crate) fn decide_sorted(
                 rank_first(budget, vec![smallest], &by_value, keep, &mut ranking)?;
             }
         },
-        _ => return exec_err!("only top-k and range selectors decide from values sorted on disk"),
+        SelectorKind::Frequency { .. } => return decide_frequency(kind, budget, files),
+        SelectorKind::Random { .. } => {
+            return exec_err!("a random selector does not decide from values sorted on disk");
+        }
     }
     Ok(ranking.ranks)
 }

@@ -149,7 +149,7 @@ pub(crate) fn check_blocks(num_blocks: usize, hamming_distance: usize) -> Result
 /// One of simhash-cpp's permutations: the chosen `num_blocks - hamming_distance` blocks moved to
 /// the top bits (in block order), then the other blocks (in block order).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Permutation {
+pub struct Permutation {
     /// `(mask, offset)` per block in permuted order: `apply` moves `h & mask` left by `offset`
     /// (right when negative).
     blocks: Vec<(u64, i32)>,
@@ -213,7 +213,7 @@ impl Permutation {
     }
 
     /// The leading bits (the chosen blocks) that must be equal for a match.
-    pub(crate) fn search_mask(&self) -> u64 {
+    pub fn search_mask(&self) -> u64 {
         self.search_mask
     }
 }
@@ -221,20 +221,70 @@ impl Permutation {
 /// Calls `f` with every combination of `k` of `0..n`, in lexicographic order (Python's
 /// `itertools.combinations`, as simhash-cpp's `choose`).
 fn for_each_combination(n: usize, k: usize, mut f: impl FnMut(&[usize])) {
-    if k > n {
-        return;
+    let mut combos = Combinations::new(n, k);
+    while let Some(c) = combos.next_combination() {
+        f(c);
     }
-    let mut idx: Vec<usize> = (0..k).collect();
-    loop {
-        f(&idx);
-        let Some(i) = (0..k).rev().find(|&i| idx[i] != i + n - k) else {
-            return;
-        };
-        idx[i] += 1;
-        for j in i + 1..k {
-            idx[j] = idx[j - 1] + 1;
+}
+
+/// The combinations of `k` of `0..n` in lexicographic order, one at a time.
+struct Combinations {
+    n: usize,
+    idx: Vec<usize>,
+    started: bool,
+    done: bool,
+}
+
+impl Combinations {
+    fn new(n: usize, k: usize) -> Combinations {
+        Combinations {
+            n,
+            idx: (0..k).collect(),
+            started: false,
+            done: k > n,
         }
     }
+
+    fn next_combination(&mut self) -> Option<&[usize]> {
+        if self.done {
+            return None;
+        }
+        if self.started {
+            let (n, k) = (self.n, self.idx.len());
+            let Some(i) = (0..k).rev().find(|&i| self.idx[i] != i + n - k) else {
+                self.done = true;
+                return None;
+            };
+            self.idx[i] += 1;
+            for j in i + 1..k {
+                self.idx[j] = self.idx[j - 1] + 1;
+            }
+        }
+        self.started = true;
+        Some(&self.idx)
+    }
+}
+
+/// simhash-cpp's permutations for `num_blocks` and `hamming_distance`, in its order: one per
+/// choice of `num_blocks - hamming_distance` leading blocks. Every pair of distinct values within
+/// the distance shares the leading blocks ([`Permutation::search_mask`]) of at least one. For a
+/// search that cannot hold all values in memory (the dedup node sorts each permutation on disk).
+pub fn permutations(
+    num_blocks: usize,
+    hamming_distance: usize,
+) -> Result<impl Iterator<Item = Permutation>, String> {
+    check_blocks(num_blocks, hamming_distance)?;
+    let mut combos = Combinations::new(num_blocks, num_blocks - hamming_distance);
+    Ok(std::iter::from_fn(move || {
+        combos
+            .next_combination()
+            .map(|chosen| Permutation::new(num_blocks, chosen))
+    }))
+}
+
+/// Whether two SimHash values are within `hamming_distance` bits.
+pub fn within(a: u64, b: u64, hamming_distance: usize) -> bool {
+    (a ^ b).count_ones() as usize <= hamming_distance
 }
 
 /// `n choose k`, saturating.
@@ -1023,6 +1073,19 @@ mod tests {
         );
         assert_eq!(binomial(6, 2), 15);
         assert_eq!(binomial(64, 32), 1_832_624_140_942_590_534);
+        let mut none = Vec::new();
+        for_each_combination(2, 3, |c| none.push(c.to_vec()));
+        assert!(none.is_empty());
+        // The public permutations lead with the same blocks, in the same order.
+        let v = 0x0123_4567_89ab_cdef;
+        let leading: Vec<u64> = permutations(4, 2).unwrap().map(|p| p.apply(v)).collect();
+        let expected: Vec<u64> = (combos.iter())
+            .map(|c| Permutation::new(4, &c[..]).apply(v))
+            .collect();
+        assert_eq!(leading, expected);
+        assert_eq!(permutations(6, 4).unwrap().count(), 15);
+        assert!(permutations(4, 4).is_err());
+        assert!(within(0b1011, 0b0000, 3) && !within(0b1011, 0b0000, 2));
     }
 
     #[test]

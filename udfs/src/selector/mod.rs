@@ -117,6 +117,30 @@ impl SelectorKind {
         Some((lower, upper.max(lower)))
     }
 
+    /// How many of `groups` value groups a frequency selector keeps (the largest, or with
+    /// `reverse: false` the smallest, ties in order of first appearance), or `None` when it passes
+    /// the dataset unchanged; `None` for the other kinds too. Call only with two rows or more
+    /// (fewer pass unchanged).
+    pub fn group_count(&self, groups: usize) -> Option<usize> {
+        let SelectorKind::Frequency {
+            top_ratio, topk, ..
+        } = *self
+        else {
+            return None;
+        };
+        let select = match top_ratio.filter(|r| *r != 0.0) {
+            None => topk.filter(|k| *k > 0)? as f64,
+            Some(r) => {
+                let by_ratio = r * groups as f64;
+                match topk.filter(|k| *k > 0) {
+                    Some(k) if (k as f64) < by_ratio => k as f64,
+                    _ => by_ratio,
+                }
+            }
+        };
+        Some(select as usize)
+    }
+
     /// The surviving rows in output order, or `None` when the dataset passes unchanged.
     pub fn select(&self, values: &[SelectValue]) -> Option<Vec<usize>> {
         let n = values.len();
@@ -140,11 +164,7 @@ impl SelectorKind {
                 let picked = top_indices(&sub_values, &sub, upper - lower, true);
                 Some(picked.into_iter().map(|j| smallest[j]).collect())
             }
-            SelectorKind::Frequency {
-                top_ratio,
-                topk,
-                reverse,
-            } => {
+            SelectorKind::Frequency { reverse, .. } => {
                 // Groups in first-appearance order, as a Python dict keeps them.
                 let mut group_of: HashMap<Option<u128>, usize> = HashMap::new();
                 let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -160,23 +180,14 @@ impl SelectorKind {
                     });
                     groups[g].push(i);
                 }
-                let select = match top_ratio.filter(|r| *r != 0.0) {
-                    None => topk.filter(|k| *k > 0)? as f64,
-                    Some(r) => {
-                        let by_ratio = r * groups.len() as f64;
-                        match topk.filter(|k| *k > 0) {
-                            Some(k) if (k as f64) < by_ratio => k as f64,
-                            _ => by_ratio,
-                        }
-                    }
-                };
+                let select = self.group_count(groups.len())?;
                 // Python's sorted(reverse=True) is stable too: equal sizes keep group order.
                 if reverse {
                     groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
                 } else {
                     groups.sort_by_key(Vec::len);
                 }
-                groups.truncate(select as usize);
+                groups.truncate(select);
                 Some(groups.concat())
             }
             SelectorKind::Random {
