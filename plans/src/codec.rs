@@ -33,7 +33,9 @@ use crate::nodes::checkpoint::{
     CheckpointExec, CheckpointListener, CheckpointNode, CheckpointTarget, SavedCheckpoint,
 };
 use crate::nodes::op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
-use crate::nodes::staged::{KeysSinkExec, KeysSinkNode, RemovedSinkExec, RemovedSinkNode};
+use crate::nodes::staged::{
+    Decision, KeysSinkExec, KeysSinkNode, RemovedSinkExec, RemovedSinkNode,
+};
 use crate::nodes::{DedupBarrier, DedupExec, DedupNode, SelectBarrier, SelectExec, SelectNode};
 use crate::recipe::{Compression, StorageFormat};
 use crate::source::{InputFile, InputIndex, RowRange, RowRangeExec, RowRangeTable};
@@ -90,6 +92,7 @@ enum WireNode {
         kind: WireKind,
         partitions: usize,
         dir: PathBuf,
+        budget_bytes: usize,
     },
 }
 
@@ -311,20 +314,33 @@ fn keys_sink(
     })
 }
 
-fn removed_sink(
-    index: usize,
-    op_name: &str,
-    kind: DedupKind,
-    partitions: usize,
-    dir: &Path,
-) -> Result<WireNode> {
+fn removed_sink(d: &Decision) -> Result<WireNode> {
     Ok(WireNode::DedupRemoved {
+        index: d.index,
+        op_name: d.op_name.clone(),
+        kind: d.kind.into(),
+        partitions: d.partitions,
+        dir: absolute(&d.dir)?,
+        budget_bytes: d.budget_bytes,
+    })
+}
+
+/// The decision a [`WireNode::DedupRemoved`] names.
+fn decision(
+    (index, op_name): (usize, String),
+    kind: WireKind,
+    partitions: usize,
+    dir: PathBuf,
+    budget_bytes: usize,
+) -> Decision {
+    Decision {
         index,
-        op_name: op_name.to_string(),
+        op_name,
         kind: kind.into(),
         partitions,
-        dir: absolute(dir)?,
-    })
+        dir,
+        budget_bytes,
+    }
 }
 
 fn err(message: impl Into<String>) -> DataFusionError {
@@ -551,13 +567,10 @@ impl LogicalExtensionCodec for DjLogicalCodec {
                             kind,
                             partitions,
                             dir,
+                            budget_bytes,
                         } => Arc::new(RemovedSinkNode::try_new(
                             input,
-                            index,
-                            op_name,
-                            kind.into(),
-                            partitions,
-                            dir,
+                            decision((index, op_name), kind, partitions, dir, budget_bytes),
                         )?),
                         WireNode::Select(s) => Arc::new(SelectNode {
                             input,
@@ -605,7 +618,7 @@ impl LogicalExtensionCodec for DjLogicalCodec {
             return write_dj(&node, buf);
         }
         if let Some(r) = any.downcast_ref::<RemovedSinkNode>() {
-            let node = removed_sink(r.index, &r.op_name, r.kind, r.partitions, &r.dir)?;
+            let node = removed_sink(&r.decision)?;
             return write_dj(&node, buf);
         }
         if let Some(s) = any.downcast_ref::<SelectNode>() {
@@ -764,13 +777,10 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
                         kind,
                         partitions,
                         dir,
+                        budget_bytes,
                     } => Arc::new(RemovedSinkExec::try_new(
                         input()?,
-                        index,
-                        op_name,
-                        kind.into(),
-                        partitions,
-                        dir,
+                        decision((index, op_name), kind, partitions, dir, budget_bytes),
                     )?),
                     WireNode::Select(s) => Arc::new(SelectExec::try_new(
                         input()?,
@@ -837,7 +847,7 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
             return write_dj(&node, buf);
         }
         if let Some(r) = any.downcast_ref::<RemovedSinkExec>() {
-            let node = removed_sink(r.index, &r.op_name, r.kind, r.partitions, &r.dir)?;
+            let node = removed_sink(&r.decision)?;
             return write_dj(&node, buf);
         }
         if let Some(s) = any.downcast_ref::<SelectExec>() {

@@ -79,14 +79,7 @@ impl ExtensionPlanner for DjExtensionPlanner {
             return Ok(Some(Arc::new(exec)));
         }
         if let Some(r) = any.downcast_ref::<RemovedSinkNode>() {
-            let exec = RemovedSinkExec::try_new(
-                physical_inputs[0].clone(),
-                r.index,
-                r.op_name.clone(),
-                r.kind,
-                r.partitions,
-                r.dir.clone(),
-            )?;
+            let exec = RemovedSinkExec::try_new(physical_inputs[0].clone(), r.decision.clone())?;
             return Ok(Some(Arc::new(exec)));
         }
         if let Some(c) = any.downcast_ref::<CheckpointNode>() {

@@ -1,8 +1,9 @@
 //! On a cluster, the global ops are decided before the partitions' plans are sent: for each
-//! deduplicator and selector, a pass runs every partition's ops up to it on the cluster. Exact
-//! and MinHash dedup are then decided by the executors in stages ([`super::staged`]); for the
-//! others the pass brings back only the keys or values, and the client decides from all of them
-//! (within its memory budget), as a local run would. The plans carry each partition's decision.
+//! deduplicator and selector, a pass runs every partition's ops up to it on the cluster. With a
+//! job directory on a shared disk, dedup is then decided by the executors in stages
+//! ([`super::staged`]); for selectors, and dedup without one, the pass brings back only the keys
+//! or values, and the client decides from all of them (within its memory budget), as a local run
+//! would. The plans carry each partition's decision.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -29,8 +30,8 @@ use crate::plan::{checkpoint_target, partition_source};
 
 /// On a cluster, decides every deduplicator before the partitions' plans are sent: for each
 /// dedup op in order, each partition that has not yet given its keys runs its ops up to the
-/// op's hash column on the cluster. Exact and MinHash dedup with a job directory on a shared disk
-/// are then decided by the executors in stages (see [`super::staged`]); otherwise the pass
+/// op's hash column on the cluster. Dedup with a job directory on a shared disk is then decided
+/// by the executors in stages (see [`super::staged`]); otherwise the pass
 /// returns just the hash column, and the keys are persisted and given to the op's barrier as a
 /// local run would. The plans then carry each partition's keep decision. With a job directory,
 /// the pass also saves the rows before the dedup as the checkpoint after the op before it
@@ -59,7 +60,7 @@ pub(crate) async fn decide_dedups_on_cluster(
         cluster,
     };
     for (&g, barrier) in &barriers.dedup {
-        let staged_dir = staged::staged_dir(job, barrier.kind());
+        let staged_dir = staged::staged_dir(job);
         if let Some(lists) = staged_dir.as_deref().and_then(|d| staged::decided(d, g)) {
             tracing::info!(
                 "dedup op #{g}: decided by a previous run ({})",
@@ -94,10 +95,9 @@ pub(crate) async fn decide_dedups_on_cluster(
         if let Some(dir) = staged {
             let session = super::client(cluster.1, ranges.len().clamp(2, 64)).await?;
             let op = (g, recipe.process[g].name.as_str());
-            let lists =
-                staged::decide_on_executors(&session, dir, op, barrier.kind(), ranges.len())
-                    .await
-                    .with_context(|| format!("dedup op #{g}: deciding on the executors"))?;
+            let lists = staged::decide_on_executors(&session, dir, op, barrier, ranges.len())
+                .await
+                .with_context(|| format!("dedup op #{g}: deciding on the executors"))?;
             barrier.decide_by_lists(lists);
         }
     }

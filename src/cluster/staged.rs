@@ -1,6 +1,5 @@
-//! On a cluster whose job directory is on a shared disk, exact and MinHash dedup are decided by
-//! the executors in stages saved as files (see [`dj_plans::nodes::staged`]): the client only
-//! schedules them and never holds a key. Each stage's output is sealed in `checkpoints/`, so a
+//! On a cluster whose job directory is on a shared disk, every dedup is decided by the executors
+//! in stages saved as files (see [`dj_plans::nodes::staged`]): the client only schedules them and never holds a key. Each stage's output is sealed in `checkpoints/`, so a
 //! resumed job picks up after the last complete stage: partitions whose key files are saved do
 //! not run their pass again, and a whole removed-rows directory skips the decision.
 
@@ -14,17 +13,15 @@ use datafusion::prelude::SessionContext;
 use dj_plans::nodes::DedupBarrier;
 use dj_plans::nodes::staged::{KeysWriter, decision_plan, keys_parquet_name, removed_dir_name};
 use dj_plans::seal;
-use dj_udfs::DedupKind;
 
 use crate::job::context::JobCtx;
 
-/// Where a dedup of `kind` is decided in stages: the job's `checkpoints/` folder, when the job
-/// directory is on a disk the executors share (not object storage) and the kind is exact or
-/// MinHash. `None`: the client decides, from the keys the passes bring back.
-pub(crate) fn staged_dir(job: Option<&JobCtx>, kind: DedupKind) -> Option<PathBuf> {
+/// Where a dedup is decided in stages: the job's `checkpoints/` folder, when the job directory is
+/// on a disk the executors share (not object storage). `None`: the client decides, from the keys
+/// the passes bring back.
+pub(crate) fn staged_dir(job: Option<&JobCtx>) -> Option<PathBuf> {
     let job = job.filter(|j| j.mirror.is_none())?;
-    matches!(kind, DedupKind::Exact | DedupKind::MinHashBands)
-        .then(|| job.paths.checkpoints.clone())
+    Some(job.paths.checkpoints.clone())
 }
 
 /// The removed-rows directory of op `op` if a previous run completed its decision.
@@ -99,13 +96,16 @@ pub(crate) async fn decide_on_executors(
     session: &SessionContext,
     dir: &Path,
     (op, op_name): (usize, &str),
-    kind: DedupKind,
+    barrier: &DedupBarrier,
     partitions: usize,
 ) -> Result<PathBuf> {
     let keys: Vec<PathBuf> = (0..partitions).map(|p| keys_file(dir, op, p)).collect();
     let lists = dir.join(removed_dir_name(op));
     let started = Instant::now();
-    let plan = decision_plan(&keys, op, op_name, kind, partitions, &lists)?;
+    // A run always sets a budget; the fallback is the smallest default budget.
+    let budget = barrier.budget_bytes().unwrap_or(64 << 20);
+    let kind = barrier.kind();
+    let plan = decision_plan(&keys, (op, op_name), kind, partitions, &lists, budget)?;
     let out = session.execute_logical_plan(plan).await?.collect().await?;
     let removed = out
         .first()

@@ -134,8 +134,7 @@ fn barriers(
         .with_budget(budget);
     // A dedup the cluster decides in stages reads its saved keys there, not here.
     let on_cluster = matches!(opts.target(recipe), Target::Ballista { .. });
-    let staged =
-        |b: &DedupBarrier| on_cluster && cluster::staged::staged_dir(job, b.kind()).is_some();
+    let staged = |_: &DedupBarrier| on_cluster && cluster::staged::staged_dir(job).is_some();
     for (p, start) in starts.iter().enumerate() {
         if let Start::Checkpoint { op, .. } = start
             && let Err(d) = barriers.load_persisted(p, *op, &staged)?

@@ -1,4 +1,4 @@
-//! Exact and MinHash dedup decided on a cluster's executors in stages: the export is the local
+//! Exact, SimHash and MinHash dedup decided on a cluster's executors in stages: the export is the local
 //! run's, the client holds no key (a 1 MB budget never spills), each stage leaves its files in
 //! the job directory, and a client killed between stages resumes after the last complete one,
 //! on the cluster or locally.
@@ -13,8 +13,8 @@ use crate::common::{repo, write};
 
 const DECIDED: &str = "decided on the executors";
 
-/// A ray_partitioned recipe of 7 partitions with a mapper, exact and MinHash dedup and a filter,
-/// over 4,000 rows with exact and near duplicates.
+/// A ray_partitioned recipe of 7 partitions with a mapper, exact, SimHash and MinHash dedup and
+/// a filter, over 4,000 rows with exact and near duplicates.
 struct Job {
     dir: tempfile::TempDir,
 }
@@ -39,6 +39,7 @@ impl Job {
                 "dataset_path: {}\nexport_path: {}\nnp: 3\nexecutor_type: ray_partitioned\n\
                  work_dir: {}\npartition:\n  mode: manual\n  num_of_partitions: 7\n\
                  process:\n  - whitespace_normalization_mapper:\n  - document_deduplicator:\n\
+                 \x20 - document_simhash_deduplicator: {{hamming_distance: 5}}\n\
                  \x20 - document_minhash_deduplicator:\n  - text_length_filter:\n      min_len: 5\n",
                 d.join("in.jsonl").display(),
                 d.join(export).display(),
@@ -99,10 +100,10 @@ fn dedup_is_decided_on_the_executors_in_stages() {
         let args = [&args[..], &["--memory_budget_mb", "1", "--job_id", &id]].concat();
         let (got, stderr) = job.run(&export, &args);
         assert!(got == want, "{executors} executors: the export differs");
-        assert_eq!(stderr.matches(DECIDED).count(), 2, "{stderr}");
+        assert_eq!(stderr.matches(DECIDED).count(), 3, "{stderr}");
         assert!(!stderr.contains(SPILLED), "the client held keys: {stderr}");
         let checkpoints = job.checkpoints(&export, &id);
-        for op in [1, 2] {
+        for op in [1, 2, 3] {
             assert_eq!(key_files(&checkpoints, op).len(), 7, "op {op}");
             let lists = names(&checkpoints.join(format!("dedup_removed_op_{op:04}")));
             assert_eq!(
@@ -124,7 +125,7 @@ fn dedup_is_decided_on_the_executors_in_stages() {
 }
 
 /// A client killed once op 1's key files are all saved resumes without computing them again;
-/// one killed once op 2's lists are whole resumes locally from the saved keys.
+/// one killed once op 2's (SimHash's) lists are whole resumes locally from the saved keys.
 #[test]
 fn a_killed_staged_dedup_resumes_after_its_last_complete_stage() {
     let job = Job::new();

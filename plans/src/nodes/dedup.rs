@@ -268,6 +268,11 @@ impl DedupBarrier {
         let _ = self.budget.set(budget);
     }
 
+    /// The memory budget's size, if it has one.
+    pub fn budget_bytes(&self) -> Option<usize> {
+        self.budget.get().map(|b| b.bytes())
+    }
+
     /// Whether the keys went to disk, past the memory budget.
     pub fn spilled(&self) -> bool {
         self.state.lock().unwrap().spilled.is_some()

@@ -135,7 +135,7 @@ pub(crate) fn decide_sorted(
                 _ => {
                     last = Some((hi[i], lo[i], g));
                     if let Some(distinct) = &mut distinct {
-                        distinct.push(lo[i], g)?;
+                        distinct.push(lo[i], g as u64)?;
                     }
                 }
             }
@@ -151,7 +151,8 @@ pub(crate) fn decide_sorted(
     ) = (distinct, kind)
     {
         join_near_values(budget, distinct, num_blocks, hamming_distance, |a, b| {
-            joiner.join(a, b)
+            joiner.join(a as u32, b as u32);
+            Ok(())
         })?;
     }
     let keep = joiner.keep();
@@ -273,7 +274,7 @@ pub(crate) mod tests {
     /// One SimHash value per row: a long chain (each of the first third's values one bit from
     /// the previous row's), a hub of values within a few bits of 0 every fifth row, exact repeats
     /// every seventh, no value (null) every thirteenth, and the rest pseudo-random.
-    fn simhash_corpus(rows: usize) -> Vec<Vec<u128>> {
+    pub(crate) fn simhash_corpus(rows: usize) -> Vec<Vec<u128>> {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
             state ^= state << 13;

@@ -1,18 +1,23 @@
-//! Exact and MinHash dedup decided by a cluster's executors, in stages whose outputs are sealed
-//! files in the job directory, so that no process (client or executor) holds every key:
+//! Exact, MinHash and SimHash dedup decided by a cluster's executors, in stages whose outputs
+//! are sealed files in the job directory, so that no process (client or executor) holds every
+//! key:
 //!
 //! 1. **keys**: each partition's pass writes its rows' keys, [`KeysSinkExec`], as
 //!    `dedup_keys_op_XXXX_partition_YYYY.parquet`: rows `(id, key_hi, key_lo)`, one per key (one
-//!    per row for exact dedup, one per LSH band for MinHash), `id = partition << 32 | row`: the
+//!    per row for exact dedup and SimHash, one per LSH band for MinHash), `id = partition << 32 | row`: the
 //!    stable row id, from the logical partition and the row's place in it, never arrival order.
 //! 2. **edges**: one query over every key file ([`decision_plan`]): `min(id) OVER (PARTITION BY
 //!    key ORDER BY id)` is each row's bucket's first row, and every row that is not its bucket's
-//!    first gives an edge `(id, first)`. DataFusion plans it as a hash repartition on the key
+//!    first gives an edge `(id, first)` (SimHash keeps the first rows too, with their values).
+//!    DataFusion plans it as a hash repartition on the key
 //!    (a shuffle between Ballista's executors) and a sort per bucket range that spills.
 //! 3. **components** ([`RemovedSinkExec`], on one executor): exact dedup removes every edge's
 //!    row; MinHash runs a union-find over the rows in edges only (8 bytes of id and 4 of parent
 //!    per such row; the edges wait in a spill file), and removes every row that is not the
-//!    smallest of its component: Data-Juicer's survivor. Each partition's sorted removed rows are
+//!    smallest of its component: Data-Juicer's survivor. SimHash first adds the edges between
+//!    the first rows of distinct values within its Hamming distance, found with simhash-cpp's
+//!    block permutations, each permutation sorted on the executor's disk within the run's
+//!    memory budget (see [`super::sorted_simhash`]), then does as MinHash. Each partition's sorted removed rows are
 //!    written to `dedup_removed_op_XXXX/partition_YYYY.parquet` under a temporary directory
 //!    name, renamed into place once whole.
 //! 4. each partition's final plan filters its rows through its own list (a `DedupExec` decided
@@ -23,8 +28,9 @@
 //! O(log n) shuffles of every edge; a union-find over the duplicated rows alone is one pass and
 //! 12 bytes per duplicated row (1.2 GB for 100M duplicated rows), which is the lesser cost up to
 //! billions of documents. The window replaces the join a "bucket's first row" would otherwise
-//! need (DataFusion's hash joins cannot spill; its sorts can). SimHash dedup, whose clusters
-//! come from block permutations over distinct values, is still decided by the client.
+//! need (DataFusion's hash joins cannot spill; its sorts can). SimHash's near values are not a
+//! key's bucket, so its search is not a query: it runs where the components do, on the
+//! distinct values only, which it sorts once per permutation.
 
 mod keys_sink;
 mod removed;
@@ -48,7 +54,7 @@ use datafusion::prelude::col;
 use dj_udfs::DedupKind;
 
 pub use keys_sink::{KeysSinkExec, KeysSinkNode, KeysWriter, read_keys_file};
-pub use removed::{RemovedSinkExec, RemovedSinkNode, read_removed};
+pub use removed::{Decision, RemovedSinkExec, RemovedSinkNode, read_removed};
 
 /// Column of a key file and of an edge: the row id, `partition << 32 | row`.
 pub const ID: &str = "id";
@@ -95,15 +101,15 @@ fn count_schema(name: &str) -> Result<(SchemaRef, DFSchemaRef)> {
 }
 
 /// Stages 2 and 3 as one plan: the edges of every key file in `keys`, decided into `dir`'s
-/// removed lists for `partitions` partitions. Runs wherever the session runs it (on a
+/// removed lists for `partitions` partitions (a SimHash search sorting within `budget_bytes`). Runs wherever the session runs it (on a
 /// Ballista cluster: the shuffle and the sort on the executors).
 pub fn decision_plan(
     keys: &[PathBuf],
-    index: usize,
-    op_name: &str,
+    (index, op_name): (usize, &str),
     kind: DedupKind,
     partitions: usize,
     dir: &Path,
+    budget_bytes: usize,
 ) -> Result<LogicalPlan> {
     let urls = keys
         .iter()
@@ -124,20 +130,25 @@ pub fn decision_plan(
         .order_by(vec![col(ID).sort(true, false)])
         .build()?
         .alias(FIRST);
-    let edges = LogicalPlanBuilder::scan("dedup_keys", provider_as_source(Arc::new(table)), None)?
-        .window(vec![first])?
-        .filter(col(ID).not_eq(col(FIRST)))?
-        .project(vec![col(ID), col(FIRST)])?
-        .build()?;
+    let scan = LogicalPlanBuilder::scan("dedup_keys", provider_as_source(Arc::new(table)), None)?
+        .window(vec![first])?;
+    let edges = match kind {
+        // Every row: the first of each value, with the value, is searched for near values.
+        DedupKind::SimHash { .. } => scan.project(vec![col(ID), col(FIRST), col(KEY_LO)])?,
+        _ => scan
+            .filter(col(ID).not_eq(col(FIRST)))?
+            .project(vec![col(ID), col(FIRST)])?,
+    };
+    let decision = Decision {
+        index,
+        op_name: op_name.to_string(),
+        kind,
+        partitions,
+        dir: dir.to_path_buf(),
+        budget_bytes,
+    };
     Ok(LogicalPlan::Extension(Extension {
-        node: Arc::new(RemovedSinkNode::try_new(
-            edges,
-            index,
-            op_name.to_string(),
-            kind,
-            partitions,
-            dir.to_path_buf(),
-        )?),
+        node: Arc::new(RemovedSinkNode::try_new(edges.build()?, decision)?),
     }))
 }
 

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{AsArray, RecordBatch, UInt32Array, UInt64Array};
+use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type, UInt64Type};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DFSchemaRef, DataFusionError, Result, exec_datafusion_err, exec_err};
@@ -26,7 +27,9 @@ use dj_udfs::DedupKind;
 use futures::StreamExt;
 
 use super::keys_sink::{sink_exec_methods, sink_properties};
-use super::{FIRST, ID, count_schema, removed_file_name};
+use super::{FIRST, ID, KEY_LO, count_schema, removed_file_name};
+use crate::nodes::external::MemoryBudget;
+use crate::nodes::sorted_simhash::{PermutedValues, join_near_values};
 use crate::nodes::spill::Spill;
 use crate::seal::SealedFile;
 
@@ -35,35 +38,46 @@ pub const REMOVED: &str = "removed";
 /// Column of a removed-rows file: the row in its partition.
 const ROW: &str = "row";
 
-/// Logical stage-3 sink of dedup op `index`: edges `(id, first)` in, lists in `dir`.
-#[derive(Debug, Clone)]
-pub struct RemovedSinkNode {
-    pub input: LogicalPlan,
+/// What a stage-3 sink decides: dedup op `index` of `kind` over `partitions` partitions, into the
+/// removed-rows lists in `dir`; a SimHash search sorts within `budget_bytes`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
     pub index: usize,
     pub op_name: String,
     pub kind: DedupKind,
     pub partitions: usize,
     pub dir: PathBuf,
+    pub budget_bytes: usize,
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#{} {} removed rows of {} partitions -> {}",
+            self.index,
+            self.op_name,
+            self.partitions,
+            self.dir.display()
+        )
+    }
+}
+
+/// Logical stage-3 sink: edges `(id, first)` in (SimHash: every row, `(id, first, key_lo)`),
+/// lists out.
+#[derive(Debug, Clone)]
+pub struct RemovedSinkNode {
+    pub input: LogicalPlan,
+    pub decision: Decision,
     schema: DFSchemaRef,
 }
 
 impl RemovedSinkNode {
-    pub fn try_new(
-        input: LogicalPlan,
-        index: usize,
-        op_name: String,
-        kind: DedupKind,
-        partitions: usize,
-        dir: PathBuf,
-    ) -> Result<Self> {
+    pub fn try_new(input: LogicalPlan, decision: Decision) -> Result<Self> {
         let (_, schema) = count_schema(REMOVED)?;
         Ok(RemovedSinkNode {
             input,
-            index,
-            op_name,
-            kind,
-            partitions,
-            dir,
+            decision,
             schema,
         })
     }
@@ -71,19 +85,19 @@ impl RemovedSinkNode {
 
 impl PartialEq for RemovedSinkNode {
     fn eq(&self, o: &Self) -> bool {
-        self.dir == o.dir && self.input == o.input
+        self.decision.dir == o.decision.dir && self.input == o.input
     }
 }
 impl Eq for RemovedSinkNode {}
 impl std::hash::Hash for RemovedSinkNode {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.dir.hash(state);
+        self.decision.dir.hash(state);
         self.input.hash(state);
     }
 }
 impl PartialOrd for RemovedSinkNode {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        self.dir.partial_cmp(&o.dir)
+        self.decision.dir.partial_cmp(&o.decision.dir)
     }
 }
 
@@ -101,14 +115,7 @@ impl UserDefinedLogicalNodeCore for RemovedSinkNode {
         vec![]
     }
     fn fmt_for_explain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "DjDedupRemoved: #{} {} removed rows of {} partitions -> {}",
-            self.index,
-            self.op_name,
-            self.partitions,
-            self.dir.display()
-        )
+        write!(f, "DjDedupRemoved: {}", self.decision)
     }
     fn with_exprs_and_inputs(
         &self,
@@ -126,35 +133,17 @@ impl UserDefinedLogicalNodeCore for RemovedSinkNode {
 #[derive(Debug)]
 pub struct RemovedSinkExec {
     input: Arc<dyn ExecutionPlan>,
-    pub index: usize,
-    pub op_name: String,
-    pub kind: DedupKind,
-    pub partitions: usize,
-    pub dir: PathBuf,
+    pub decision: Decision,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
 }
 
 impl RemovedSinkExec {
-    pub fn try_new(
-        input: Arc<dyn ExecutionPlan>,
-        index: usize,
-        op_name: String,
-        kind: DedupKind,
-        partitions: usize,
-        dir: PathBuf,
-    ) -> Result<Self> {
-        if matches!(kind, DedupKind::SimHash { .. }) {
-            return exec_err!("dedup op #{index} {op_name}: SimHash is not decided in stages");
-        }
+    pub fn try_new(input: Arc<dyn ExecutionPlan>, decision: Decision) -> Result<Self> {
         let (schema, _) = count_schema(REMOVED)?;
         Ok(RemovedSinkExec {
             input,
-            index,
-            op_name,
-            kind,
-            partitions,
-            dir,
+            decision,
             properties: sink_properties(&schema),
             schema,
         })
@@ -163,25 +152,14 @@ impl RemovedSinkExec {
 
 impl DisplayAs for RemovedSinkExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "RemovedSinkExec: #{} {} removed rows of {} partitions -> {}",
-            self.index,
-            self.op_name,
-            self.partitions,
-            self.dir.display()
-        )
+        write!(f, "RemovedSinkExec: {}", self.decision)
     }
 }
 
 impl ExecutionPlan for RemovedSinkExec {
     sink_exec_methods!("RemovedSinkExec", |this, child| RemovedSinkExec::try_new(
         child,
-        this.index,
-        this.op_name.clone(),
-        this.kind,
-        this.partitions,
-        this.dir.clone()
+        this.decision.clone()
     ));
     fn execute(
         &self,
@@ -189,47 +167,17 @@ impl ExecutionPlan for RemovedSinkExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let mut input = self.input.execute(partition, context)?;
-        let components = self.kind == DedupKind::MinHashBands;
-        let (dir, partitions) = (self.dir.clone(), self.partitions);
+        let decision = self.decision.clone();
         let schema = self.schema.clone();
         let out = schema.clone();
         let decided = futures::stream::once(async move {
-            let (id, first) = (
-                input.schema().index_of(ID)?,
-                input.schema().index_of(FIRST)?,
-            );
-            // Every row in an edge; MinHash keeps the edges (on disk) for the union-find.
-            // A row is in an edge per band it shares: kept distinct as they come.
-            let mut rows: Vec<u64> = Vec::new();
-            let mut distinct_at = 1 << 20;
-            let mut edges = Spill::default();
+            let mut edges = Edges::new(&decision, input.schema().as_ref())?;
             while let Some(batch) = input.next().await {
-                let batch = batch?;
-                rows.extend(batch.column(id).as_primitive::<UInt64Type>().values());
-                if components {
-                    rows.extend(batch.column(first).as_primitive::<UInt64Type>().values());
-                    edges.write(&batch.project(&[id, first])?)?;
-                }
-                if rows.len() >= distinct_at {
-                    rows.sort_unstable();
-                    rows.dedup();
-                    distinct_at = (rows.len() * 2).max(1 << 20);
-                }
+                edges.add(&batch?)?;
             }
             let removed = tokio::task::spawn_blocking(move || -> Result<u64> {
-                rows.sort_unstable();
-                rows.dedup();
-                let removed = if components {
-                    let edges = edges.finish()?;
-                    let batches: Box<dyn Iterator<Item = Result<RecordBatch>>> = match edges {
-                        None => Box::new(std::iter::empty()),
-                        Some(e) => Box::new(e.read()?.map(|b| Ok(b?))),
-                    };
-                    not_smallest_of_component(rows, batches)?
-                } else {
-                    rows
-                };
-                write_lists(&dir, partitions, &removed)?;
+                let removed = edges.removed()?;
+                write_lists(&decision.dir, decision.partitions, &removed)?;
                 Ok(removed.len() as u64)
             })
             .await
@@ -241,6 +189,133 @@ impl ExecutionPlan for RemovedSinkExec {
         });
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, decided)))
     }
+}
+
+/// The edges as they come: every row in one, and (MinHash, SimHash) the edges on disk for the
+/// union-find; SimHash's distinct values with their first rows, to search for near ones.
+struct Edges {
+    kind: DedupKind,
+    budget_bytes: usize,
+    columns: (usize, usize, Option<usize>),
+    /// Every row in an edge; a row is in an edge per band it shares: kept distinct as they come.
+    rows: Vec<u64>,
+    distinct_at: usize,
+    edges: Spill,
+    values: Option<PermutedValues>,
+}
+
+impl Edges {
+    fn new(decision: &Decision, schema: &Schema) -> Result<Edges> {
+        let values = match decision.kind {
+            DedupKind::SimHash {
+                num_blocks,
+                hamming_distance,
+            } => Some(PermutedValues::first(num_blocks, hamming_distance)?),
+            _ => None,
+        };
+        let value = values
+            .is_some()
+            .then(|| schema.index_of(KEY_LO))
+            .transpose()?;
+        Ok(Edges {
+            kind: decision.kind,
+            budget_bytes: decision.budget_bytes,
+            columns: (schema.index_of(ID)?, schema.index_of(FIRST)?, value),
+            rows: Vec::new(),
+            distinct_at: 1 << 20,
+            edges: Spill::default(),
+            values,
+        })
+    }
+
+    fn add(&mut self, batch: &RecordBatch) -> Result<()> {
+        let (id, first, value) = self.columns;
+        let Some(value) = value else {
+            return self.add_edges(batch.project(&[id, first])?);
+        };
+        let ids = batch.column(id).as_primitive::<UInt64Type>();
+        let firsts = batch.column(first).as_primitive::<UInt64Type>();
+        let not_first = datafusion::arrow::compute::kernels::cmp::neq(ids, firsts)?;
+        let values = batch.column(value).as_primitive::<UInt64Type>().values();
+        let searched = self.values.as_mut().expect("SimHash has its values");
+        for (i, (&a, &b)) in ids.values().iter().zip(firsts.values()).enumerate() {
+            if a == b {
+                searched.push(values[i], a)?;
+            }
+        }
+        self.add_edges(filter_record_batch(
+            &batch.project(&[id, first])?,
+            &not_first,
+        )?)
+    }
+
+    /// Adds edges `(id, first)`.
+    fn add_edges(&mut self, edges: RecordBatch) -> Result<()> {
+        self.rows
+            .extend(edges.column(0).as_primitive::<UInt64Type>().values());
+        if self.kind != DedupKind::Exact {
+            self.rows
+                .extend(edges.column(1).as_primitive::<UInt64Type>().values());
+            self.edges.write(&edges)?;
+        }
+        if self.rows.len() >= self.distinct_at {
+            self.rows.sort_unstable();
+            self.rows.dedup();
+            self.distinct_at = (self.rows.len() * 2).max(1 << 20);
+        }
+        Ok(())
+    }
+
+    /// The removed rows, sorted: exact dedup's edge rows; the others' rows that are not the
+    /// smallest of their component (after SimHash's search for near values). Blocking.
+    fn removed(mut self) -> Result<Vec<u64>> {
+        if let (
+            Some(values),
+            DedupKind::SimHash {
+                num_blocks,
+                hamming_distance,
+            },
+        ) = (self.values.take(), self.kind)
+        {
+            let budget = MemoryBudget::new(self.budget_bytes)?;
+            let mut near = (Vec::new(), Vec::new());
+            join_near_values(&budget, values, num_blocks, hamming_distance, |a, b| {
+                near.0.push(a);
+                near.1.push(b);
+                if near.0.len() == 8192 {
+                    self.add_edges(edge_batch(&mut near)?)?;
+                }
+                Ok(())
+            })?;
+            self.add_edges(edge_batch(&mut near)?)?;
+        }
+        self.rows.sort_unstable();
+        self.rows.dedup();
+        if self.kind == DedupKind::Exact {
+            return Ok(self.rows);
+        }
+        let batches: Box<dyn Iterator<Item = Result<RecordBatch>>> = match self.edges.finish()? {
+            None => Box::new(std::iter::empty()),
+            Some(e) => Box::new(e.read()?.map(|b| Ok(b?))),
+        };
+        not_smallest_of_component(self.rows, batches)
+    }
+}
+
+/// The edges `(a, b)` collected, as a batch of `(id, first)` (which row is which does not
+/// matter to a union-find).
+fn edge_batch((a, b): &mut (Vec<u64>, Vec<u64>)) -> Result<RecordBatch> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new(ID, DataType::UInt64, false),
+        Field::new(FIRST, DataType::UInt64, false),
+    ]));
+    Ok(RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(UInt64Array::from(std::mem::take(a))),
+            Arc::new(UInt64Array::from(std::mem::take(b))),
+        ],
+    )?)
 }
 
 /// The rows (sorted, distinct `rows`: every row of an edge) that are not the smallest of their

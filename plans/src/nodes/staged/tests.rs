@@ -1,10 +1,11 @@
-//! The staged decision against the in-memory one: same removed rows for exact and MinHash keys
-//! (long chains, a hub, rows without keys), 1/3/7 partitions and 1/2/5 threads of work.
+//! The staged decision against the in-memory one: same removed rows for exact, MinHash and
+//! SimHash keys (long chains, a hub, rows without keys), 1/3/7 partitions and 1/2/5 threads of
+//! work.
 
 use super::*;
 use crate::nodes::dedup::decide_in_memory;
 use crate::nodes::keys::Keys;
-use crate::nodes::sorted_keys::tests::{corpus, split};
+use crate::nodes::sorted_keys::tests::{corpus, simhash_corpus, split};
 
 /// Writes `parts`' key files into `dir`, runs the decision plan on a session of `threads`
 /// partitions, and returns each partition's keep-mask from its removed list.
@@ -26,7 +27,9 @@ async fn staged_masks(
         files.push(path);
     }
     let removed = dir.join(removed_dir_name(3));
-    let plan = decision_plan(&files, 3, "dedup", kind, parts.len(), &removed).unwrap();
+    // A SimHash search sorts within 64 KB: on disk.
+    let plan = decision_plan(&files, (3, "dedup"), kind, parts.len(), &removed, 64 << 10);
+    let plan = plan.unwrap();
     let ctx = crate::planner::session(threads);
     let out = ctx
         .execute_logical_plan(plan)
@@ -78,8 +81,15 @@ fn halves(keys: &Keys) -> (Keys, Keys) {
 
 #[tokio::test]
 async fn staged_decisions_match_the_in_memory_ones() {
-    for (kind, bands) in [(DedupKind::Exact, 1), (DedupKind::MinHashBands, 4)] {
-        let rows = corpus(3000, bands);
+    let simhash = DedupKind::SimHash {
+        num_blocks: 6,
+        hamming_distance: 4,
+    };
+    for (kind, rows) in [
+        (DedupKind::Exact, corpus(3000, 1)),
+        (DedupKind::MinHashBands, corpus(3000, 4)),
+        (simhash, simhash_corpus(3000)),
+    ] {
         for partitions in [1, 3, 7] {
             let parts = split(&rows, partitions);
             let expected = decide_in_memory(kind, &parts).unwrap();
