@@ -1,7 +1,7 @@
 //! The `dj-job` binary: flags, commands and the watch loop.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -10,6 +10,7 @@ use clap::Parser;
 use clap::Subcommand;
 use serde::Serialize;
 
+use super::dir::{job_path, remote_work_dir};
 use super::job_progress::{JobStatus, job_progress};
 use super::list::{list_jobs, list_remote_jobs};
 use super::report::{render_list, render_progress};
@@ -63,26 +64,16 @@ pub(crate) enum JobCommand {
     },
     /// List the jobs under --work_dir.
     List,
-}
-
-/// `--work_dir` on object storage (`s3://...`): the tools read local views of its jobs.
-fn remote_work_dir(work_dir: &Path) -> Option<&str> {
-    work_dir.to_str().filter(|w| dj_plans::store::is_remote(w))
-}
-
-fn job_path(work_dir: &Path, job_id: &str) -> Result<PathBuf> {
-    crate::job::validate_job_id(job_id)?;
-    if let Some(url) = remote_work_dir(work_dir) {
-        return crate::job::mirror::job_view(url, job_id, false);
-    }
-    let dir = work_dir.join(job_id);
-    if !dir.is_dir() {
-        bail!(
-            "Job directory not found: {} (--work_dir is the directory holding job directories)",
-            dir.display()
-        );
-    }
-    Ok(dir)
+    /// Serve a live dashboard of every job under --work_dir (a page and its JSON API).
+    Serve {
+        /// Address to listen on; anything but loopback needs --token.
+        #[arg(long, default_value = "127.0.0.1:8265")]
+        bind: String,
+        /// A secret every request must carry (`Authorization: Bearer TOKEN`, or `?token=TOKEN`
+        /// in the page's address); default: the DJ_DASHBOARD_TOKEN environment variable.
+        #[arg(long)]
+        token: Option<String>,
+    },
 }
 
 fn print_json<T: Serialize>(v: &T, pretty: bool) -> Result<()> {
@@ -147,6 +138,14 @@ fn job_cmd(flags: &JobFlags) -> Result<bool> {
                 eprintln!("error: {}", r.message);
             }
             Ok(r.success)
+        }
+        JobCommand::Serve { bind, token } => {
+            let token = token
+                .clone()
+                .or_else(|| std::env::var("DJ_DASHBOARD_TOKEN").ok())
+                .filter(|t| !t.is_empty());
+            super::serve::serve_main(&flags.work_dir, bind, token)?;
+            Ok(true)
         }
         JobCommand::Monitor {
             job_id,

@@ -122,3 +122,25 @@ pub(super) fn epoch_now() -> f64 {
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
 }
+
+/// `--work_dir` on object storage (`s3://...`): the tools read local views of its jobs.
+pub(crate) fn remote_work_dir(work_dir: &Path) -> Option<&str> {
+    work_dir.to_str().filter(|w| dj_plans::store::is_remote(w))
+}
+
+/// The directory of job `job_id` under `work_dir` (a local view of it on object storage); an
+/// error for an id that is not a plain name, or a job that does not exist.
+pub(crate) fn job_path(work_dir: &Path, job_id: &str) -> Result<PathBuf> {
+    crate::job::validate_job_id(job_id)?;
+    if let Some(url) = remote_work_dir(work_dir) {
+        return crate::job::mirror::job_view(url, job_id, false);
+    }
+    let dir = work_dir.join(job_id);
+    if !dir.is_dir() {
+        bail!(
+            "Job directory not found: {} (--work_dir is the directory holding job directories)",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}

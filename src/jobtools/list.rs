@@ -24,6 +24,14 @@ pub(crate) struct JobListing {
     pub completed_partitions: usize,
     pub total_partitions: usize,
     pub progress_percentage: f64,
+    /// The latest run's elapsed time (until now while running).
+    pub elapsed_seconds: Option<f64>,
+    /// Input rows of the job, of its completed partitions, and the rows they produced.
+    pub total_samples: u64,
+    pub processed_samples: u64,
+    pub output_rows: u64,
+    /// While running: the estimated seconds left (see `OverallProgress`).
+    pub estimated_remaining_seconds: Option<f64>,
 }
 
 /// Every job directory under `work_dir`, newest first (by first start time, then id).
@@ -71,6 +79,11 @@ fn listing(p: JobProgress) -> JobListing {
         completed_partitions: p.overall.completed_partitions,
         total_partitions: p.overall.total_partitions,
         progress_percentage: p.overall.progress_percentage,
+        elapsed_seconds: p.elapsed_seconds,
+        total_samples: p.overall.total_samples,
+        processed_samples: p.overall.processed_samples,
+        output_rows: p.overall.output_rows,
+        estimated_remaining_seconds: p.overall.estimated_remaining_seconds,
     }
 }
 

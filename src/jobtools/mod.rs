@@ -12,7 +12,8 @@
 //! * [`stop::stop_job`]: SIGTERM (graceful: the run logs `job_failed` with status `stopped`,
 //!   releases its lock and stays resumable) or SIGKILL (`force`), then waits and reports.
 //!
-//! The `dj-job` binary ([`job_main`]) prints these as reports or, with `--json`, as JSON; `dj-sql`
+//! The `dj-job` binary ([`job_main`]) prints these as reports or, with `--json`, as JSON, and
+//! serves them as a live page ([`serve`]); `dj-sql`
 //! ([`crate::sql`]) queries a job's checkpoints, export, events and input with DataFusion SQL.
 
 mod cli;
@@ -20,6 +21,7 @@ mod dir;
 mod job_progress;
 mod list;
 mod report;
+mod serve;
 mod stop;
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,7 @@ mod budget;
 mod cli;
 mod cluster;
 mod common;
+mod dashboard;
 mod explain;
 mod formats;
 mod golden;
