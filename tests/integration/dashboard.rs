@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use crate::common::{repo, write};
 
 /// A running `dj-job serve`, killed when dropped.
-struct Served {
+pub(crate) struct Served {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
 }
 
 impl Drop for Served {
@@ -25,33 +25,59 @@ impl Drop for Served {
     }
 }
 
-/// Starts `dj-job --work_dir WORK serve ARGS` and reads the address it listens on.
+/// Starts `dj-job --work_dir WORK serve ARGS` (on a free loopback port unless ARGS bind it) and
+/// reads the address it listens on.
 fn serve(work_dir: &Path, args: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dj-job"))
+    serve_with(work_dir, args, &[])
+}
+
+/// [`serve`] with environment variables (object storage settings).
+pub(crate) fn serve_with(work_dir: &Path, args: &[&str], envs: &[(String, String)]) -> Served {
+    // A benchmark serves with an optimized build.
+    let bin = std::env::var("DJ_JOB_BIN").unwrap_or(env!("CARGO_BIN_EXE_dj-job").to_string());
+    let mut child = Command::new(bin)
         .arg("--work_dir")
         .arg(work_dir)
         .arg("serve")
         .args(args)
+        .args(if args.contains(&"--bind") {
+            &[][..]
+        } else {
+            &["--bind", "127.0.0.1:0"][..]
+        })
+        .envs(envs.iter().cloned())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
     let addr = line
         .split("http://")
         .nth(1)
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .unwrap_or_else(|| {
+            let mut err = String::new();
+            let _ = stderr.read_to_string(&mut err);
+            panic!("no address in {line:?}: {err}")
+        })
         .trim()
         .trim_end_matches('/')
         .to_string();
+    // Its warnings (refused requests) must never fill the pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     Served { child, addr }
 }
 
 /// One HTTP/1.1 request; returns the status and the body.
-fn http(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+pub(crate) fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (k, v) in headers {
@@ -192,7 +218,7 @@ impl Browser {
     fn eval(&mut self, js: &str) -> Value {
         let r = self.call(
             "Runtime.evaluate",
-            json!({"expression": js, "returnByValue": true}),
+            json!({"expression": js, "returnByValue": true, "awaitPromise": true}),
         );
         r["result"]["value"].clone()
     }
@@ -439,4 +465,39 @@ fn the_dashboard_api_refuses_what_it_must() {
     let same = [auth[0], ("X-CSRF-Token", &csrf), ("Origin", &page_origin)];
     assert_eq!(http(&addr, "POST", stop, &same).0, 404);
     assert_eq!(http(&addr, "POST", "/api/jobs/..%2Fx/stop", &same).0, 400);
+}
+
+/// What the page costs at scale, for `benches/dashboard.sh`: over the work directory in
+/// `DJ_DASHBOARD_WORK` (job `big`, 100 partitions x 20 ops), the time of one poll (the job's
+/// JSON fetched and parsed, the page updated) and of the update alone, medians of 10.
+#[test]
+#[ignore = "a benchmark: run by benches/dashboard.sh"]
+fn dashboard_at_scale() {
+    let work = PathBuf::from(std::env::var("DJ_DASHBOARD_WORK").expect("DJ_DASHBOARD_WORK"));
+    let served = serve(&work, &[]);
+    let mut b = Browser::open(&format!("http://{}/#job=big", served.addr));
+    b.wait_for(
+        "the grid",
+        "document.querySelectorAll('#grid td.cell').length === 2000",
+        Duration::from_secs(60),
+    );
+    let (mut polls, mut renders) = (Vec::new(), Vec::new());
+    for _ in 0..10 {
+        let ms = b.eval(
+            "(async () => { lastTag = null; const t = performance.now(); await poll(); \
+             return performance.now() - t; })()",
+        );
+        polls.push(ms.as_f64().unwrap());
+        let render = b.eval("document.body.dataset.renderMs");
+        renders.push(render.as_str().unwrap().parse::<f64>().unwrap());
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "page at 100 partitions x 20 ops: a poll {:.1} ms, of which the update {:.1} ms (medians of 10)",
+        median(&mut polls),
+        median(&mut renders)
+    );
 }

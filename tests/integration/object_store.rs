@@ -352,6 +352,22 @@ fn job_tools_on_an_s3_work_dir() {
     ));
     assert_eq!(progress["status"], "running");
     assert!(progress["lock"]["host"].is_string(), "{}", progress["lock"]);
+    // The dashboard serves the same work directory, from another machine's view of it.
+    let mut envs = s3.env();
+    envs.push((
+        "DJ_CACHE_DIR".into(),
+        tmp.path().join("dashboard").display().to_string(),
+    ));
+    let served = crate::dashboard::serve_with(Path::new(&url), &[], &envs);
+    let (status, body) = crate::dashboard::http(&served.addr, "GET", "/api/jobs", &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("\"job_id\":\"tooled\",") && body.contains("\"running\""),
+        "{body}"
+    );
+    let (status, body) = crate::dashboard::http(&served.addr, "GET", "/api/jobs/tooled", &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("checkpoint_op_0000_partition_0000"), "{body}");
     let stopped = json(&tool(
         dj_job,
         &[
@@ -376,6 +392,9 @@ fn job_tools_on_an_s3_work_dir() {
         s3.keys("jobs/tooled/.").is_empty(),
         "lease and stop request gone"
     );
+    let (_, body) = crate::dashboard::http(&served.addr, "GET", "/api/jobs/tooled", &[]);
+    assert!(body.contains("\"status\":\"stopped\""), "{body}");
+    drop(served);
     let out = ok(&tool(
         env!("CARGO_BIN_EXE_dj-sql"),
         &[
