@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use dj_plans::compile::{Barriers, CompiledRecipe, compile_partition};
@@ -437,5 +438,17 @@ pub(crate) async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
 
 pub(crate) async fn build_index(recipe: &Recipe) -> Result<InputIndex> {
     let dataset = recipe.dataset_path.clone();
-    Ok(tokio::task::spawn_blocking(move || InputIndex::build(&dataset)).await??)
+    let mut index = tokio::task::spawn_blocking(move || InputIndex::build(&dataset)).await??;
+    if index.total_rows == 0 && index.schema.fields().is_empty() {
+        // An empty input has no columns to infer. It gives an empty export (where Data-Juicer's
+        // JSON loader fails with StopIteration), so its ops get the text columns they read.
+        let mut names: Vec<&str> = recipe.process.iter().map(|o| o.text_key()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let fields: Vec<Field> = (names.into_iter())
+            .map(|n| Field::new(n, DataType::Utf8, true))
+            .collect();
+        index.schema = Arc::new(Schema::new(fields));
+    }
+    Ok(index)
 }

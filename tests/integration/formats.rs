@@ -208,3 +208,29 @@ fn parquet_export_and_shards() {
         .collect();
     assert_eq!(joined, reference());
 }
+
+/// An empty input gives an empty export and a normal report, with either executor. (Data-Juicer
+/// 1.6.1 fails there: its JSON loader raises `StopIteration` on an empty file.)
+#[test]
+fn an_empty_input_gives_an_empty_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("empty.jsonl");
+    write(&input, "");
+    let jobs = dir.path().join("jobs");
+    let partitioned = format!(
+        "executor_type: ray_partitioned\nwork_dir: {}\n",
+        jobs.display()
+    );
+    for (i, extra) in ["", partitioned.as_str()].into_iter().enumerate() {
+        let out = dir.path().join(format!("out{i}.jsonl"));
+        let r = recipe(
+            dir.path(),
+            input.to_str().unwrap(),
+            out.to_str().unwrap(),
+            extra,
+        );
+        let report = run_recipe(&load(&r, &[]));
+        assert_eq!((report.rows_in, report.rows_out), (0, 0), "{extra}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "", "{extra}");
+    }
+}
