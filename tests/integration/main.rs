@@ -9,6 +9,7 @@ mod dashboard;
 mod explain;
 mod formats;
 mod golden;
+mod hostile;
 mod integrity;
 mod jobtools;
 mod layout;

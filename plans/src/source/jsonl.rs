@@ -38,9 +38,11 @@ impl<R: BufRead> Lines<R> {
 
     /// Appends the next line (with its `\n`, if any) to `self.buf`; returns its length.
     /// `BufRead::read_until`, but with the memchr crate's vectorized search (std's is several
-    /// times slower, and lines here are up to megabytes long).
+    /// times slower, and lines here are up to megabytes long). A line longer than
+    /// [`max_line_bytes`] is a [`LineTooLong`] error, found before it is all in memory.
     fn read_line(&mut self) -> std::io::Result<usize> {
         let mut n = 0;
+        let limit = max_line_bytes();
         loop {
             let available = match self.reader.fill_buf() {
                 Ok(b) => b,
@@ -54,6 +56,12 @@ impl<R: BufRead> Lines<R> {
                 Some(i) => (i + 1, true),
                 None => (available.len(), false),
             };
+            if n + take > limit {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    LineTooLong(limit),
+                ));
+            }
             self.buf.extend_from_slice(&available[..take]);
             self.reader.consume(take);
             n += take;
@@ -68,7 +76,15 @@ impl<R: BufRead> Lines<R> {
         loop {
             self.buf.clear();
             let start = self.offset;
-            let n = self.read_line().map_err(|e| SourceError::io(path, e))?;
+            let n = self.read_line().map_err(|e| {
+                match e.get_ref().and_then(|e| e.downcast_ref::<LineTooLong>()) {
+                    Some(too_long) => SourceError::Invalid {
+                        path: path.to_path_buf(),
+                        message: format!("line {}: {too_long}", self.line + 1),
+                    },
+                    None => SourceError::io(path, e),
+                }
+            })?;
             if n == 0 {
                 return Ok(None);
             }
@@ -83,6 +99,38 @@ impl<R: BufRead> Lines<R> {
         }
     }
 }
+
+/// The longest line read, in bytes: `DJ_MAX_LINE_MB` (default 1024, at most 2047). A row's text
+/// must fit one Arrow string array (2 GiB), and reading a line takes about 4x its size in memory
+/// (the line, its JSON decoding, its Arrow column, its output), so a longer one is refused with an
+/// error naming it rather than read until the process is killed.
+fn max_line_bytes() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        let mb = std::env::var("DJ_MAX_LINE_MB")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|mb| *mb > 0)
+            .unwrap_or(1024);
+        (mb << 20).min(i32::MAX as usize)
+    })
+}
+
+/// A line longer than the limit (in bytes).
+#[derive(Debug)]
+struct LineTooLong(usize);
+
+impl std::fmt::Display for LineTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "longer than {} MB, the longest line read (set DJ_MAX_LINE_MB to raise it, up to 2047)",
+            self.0 >> 20
+        )
+    }
+}
+
+impl std::error::Error for LineTooLong {}
 
 /// The row on `line` parsed and checked to be an object, as its [`Skeleton`]: what schema
 /// inference needs, without copying the texts.
