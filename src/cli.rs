@@ -164,7 +164,9 @@ pub fn cluster_main() -> ExitCode {
                 crate::flags::ClusterCommand::Scheduler {
                     bind,
                     executor_timeout,
+                    insecure,
                 } => {
+                    crate::cluster::check_bind("scheduler", &bind.ip().to_string(), insecure)?;
                     crate::cluster::run_scheduler(crate::cluster::SchedulerOptions {
                         bind,
                         executor_timeout_seconds: executor_timeout,
@@ -179,7 +181,9 @@ pub fn cluster_main() -> ExitCode {
                     slots,
                     work_dir,
                     heartbeat,
+                    insecure,
                 } => {
+                    crate::cluster::check_bind("executor", &bind_host, insecure)?;
                     crate::cluster::run_executor(crate::cluster::ExecutorOptions {
                         scheduler,
                         bind_host,

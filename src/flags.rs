@@ -343,6 +343,10 @@ pub(crate) enum ClusterCommand {
         /// Seconds without a heartbeat before an executor is declared dead and its work rerun.
         #[arg(long, default_value_t = 30)]
         executor_timeout: u64,
+        /// Allow a non-loopback --bind: the cluster does not authenticate its callers yet, so
+        /// anyone who reaches the port can run plans (see the README's Scaling out).
+        #[arg(long)]
+        insecure: bool,
     },
     /// Run an executor that registers with the scheduler (until killed).
     Executor {
@@ -367,5 +371,8 @@ pub(crate) enum ClusterCommand {
         /// Seconds between heartbeats to the scheduler.
         #[arg(long, default_value_t = 5)]
         heartbeat: u64,
+        /// Allow a non-loopback --bind-host (see the scheduler's --insecure).
+        #[arg(long)]
+        insecure: bool,
     },
 }

@@ -272,6 +272,32 @@ pub(crate) async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
         .with_context(|| format!("scheduler on {} stopped", opts.bind))
 }
 
+/// Refuses a `role` that would listen on `host` beyond this machine unless `insecure` allows it
+/// (then warns): the cluster's calls carry no credentials yet, so whoever reaches a port could
+/// submit plans, and executors read and write what those plans name.
+pub(crate) fn check_bind(role: &str, host: &str, insecure: bool) -> Result<()> {
+    let loopback = host == "localhost"
+        || host
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        return Ok(());
+    }
+    if !insecure {
+        bail!(
+            "the {role} would listen on {host}, beyond this machine, and the cluster does not \
+             authenticate its callers: anyone who reaches it could run plans that read and write \
+             files. Bind to 127.0.0.1, or pass --insecure on a network you trust"
+        );
+    }
+    tracing::warn!(
+        "{role} listening on {host} with --insecure: no authentication; anyone who reaches it can \
+         run plans"
+    );
+    Ok(())
+}
+
 /// Settings of `dj-cluster executor`.
 #[derive(Debug, Clone)]
 pub(crate) struct ExecutorOptions {
@@ -314,6 +340,18 @@ pub(crate) async fn run_executor(opts: ExecutorOptions) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_binds_need_no_insecure_flag() {
+        for host in ["127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"] {
+            check_bind("scheduler", host, false).unwrap();
+        }
+        for host in ["0.0.0.0", "10.77.0.3", "::", "example.org"] {
+            let e = check_bind("executor", host, false).unwrap_err().to_string();
+            assert!(e.contains(host) && e.contains("--insecure"), "{e}");
+            check_bind("executor", host, true).unwrap();
+        }
+    }
 
     #[test]
     fn addresses_are_host_and_port() {

@@ -239,7 +239,8 @@ fn a_cluster_of_separate_machines_shares_only_object_storage() {
         "sched",
         &[],
         cluster,
-        &["scheduler", "--bind", "10.77.0.3:50050"],
+        // Beyond loopback the cluster has no authentication yet: it must be asked for.
+        &["scheduler", "--bind", "10.77.0.3:50050", "--insecure"],
     );
     wait_listening("10.77.0.3:50050");
     for (name, host) in [("ex1", "10.77.0.4"), ("ex2", "10.77.0.5")] {
@@ -258,6 +259,7 @@ fn a_cluster_of_separate_machines_shares_only_object_storage() {
             "1",
             "--work-dir",
             &work,
+            "--insecure",
         ];
         m.spawn(name, &s3_env(), cluster, &args);
         wait_listening(&format!("{host}:50051"));
