@@ -60,11 +60,18 @@ pub(super) fn serve_main(work_dir: &Path, bind: &str, token: Option<String>) -> 
         // Scripts (and the tests) read the address from this line.
         println!("dj-job serve: listening on http://{local}/");
         let shutdown = async {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            let term = async {
+                use tokio::signal::unix::{SignalKind, signal};
+                match signal(SignalKind::terminate()) {
+                    Ok(mut t) => {
+                        t.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
-                _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+                _ = term => {}
             }
         };
         axum::serve(listener, router(dashboard))
