@@ -182,9 +182,11 @@ pub fn cluster_main() -> ExitCode {
                     work_dir,
                     heartbeat,
                     insecure,
+                    allow_roots,
                 } => {
                     crate::cluster::check_bind("executor", &bind_host, insecure)?;
                     crate::cluster::run_executor(crate::cluster::ExecutorOptions {
+                        allow_roots,
                         scheduler,
                         bind_host,
                         port,

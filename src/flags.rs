@@ -374,5 +374,11 @@ pub(crate) enum ClusterCommand {
         /// Allow a non-loopback --bind-host (see the scheduler's --insecure).
         #[arg(long)]
         insecure: bool,
+        /// Confine the executor: every local path a plan names (inputs, checkpoints, key files,
+        /// removed-row lists) must lie under one of these directories (repeat the flag; the
+        /// object-storage cache, DJ_CACHE_DIR, is added). A plan naming anything else is refused
+        /// before it runs. Unset: not confined (a warning says so).
+        #[arg(long = "allow-root", value_name = "DIR")]
+        allow_roots: Vec<PathBuf>,
     },
 }

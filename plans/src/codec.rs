@@ -693,11 +693,86 @@ impl LogicalExtensionCodec for DjLogicalCodec {
 #[derive(Debug)]
 pub struct DjPhysicalCodec {
     inner: Arc<dyn PhysicalExtensionCodec>,
+    /// When set (an executor's `--allow-root`), every local path a decoded plan names must lie
+    /// under one of these directories.
+    roots: Option<Vec<PathBuf>>,
 }
 
 impl DjPhysicalCodec {
     pub fn new(inner: Arc<dyn PhysicalExtensionCodec>) -> Self {
-        DjPhysicalCodec { inner }
+        DjPhysicalCodec { inner, roots: None }
+    }
+
+    /// Refuses, at decoding, any plan that names a local path outside `roots` (absolute
+    /// directories) or with a `..` component: what a confined executor may read and write.
+    pub fn confined_to(mut self, roots: Vec<PathBuf>) -> Self {
+        self.roots = Some(roots);
+        self
+    }
+
+    /// `path` (what the plan does with it: `what`) is allowed here.
+    fn allow(&self, path: &Path, what: &str) -> Result<()> {
+        let Some(roots) = &self.roots else {
+            return Ok(());
+        };
+        let climbs = path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+        if !path.is_absolute() || climbs || !roots.iter().any(|r| path.starts_with(r)) {
+            return Err(err(format!(
+                "refused a plan: its {what} {} is outside this executor's roots ({}; \
+                 dj-cluster executor --allow-root)",
+                path.display(),
+                roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every local path `node` names is allowed here.
+    fn allow_node(&self, node: &WireNode) -> Result<()> {
+        match node {
+            WireNode::Checkpoint { path, .. } => self.allow(path, "checkpoint"),
+            WireNode::RowRange { index, .. } => {
+                (index.files.iter()).try_for_each(|f| self.allow(&f.path, "input file"))
+            }
+            WireNode::Dedup(d) => match &d.removed_lists {
+                Some(dir) => self.allow(dir, "removed-rows directory"),
+                None => Ok(()),
+            },
+            WireNode::DedupKeys { path, .. } => self.allow(path, "key file"),
+            WireNode::DedupRemoved { dir, .. } => self.allow(dir, "removed-rows directory"),
+            WireNode::OpBoundary { .. } | WireNode::Select(_) => Ok(()),
+        }
+    }
+
+    /// Every file a plan decoded by the inner codec scans (the staged decision's key files) is
+    /// allowed here.
+    fn allow_scans(&self, plan: &Arc<dyn ExecutionPlan>) -> Result<()> {
+        if self.roots.is_none() {
+            return Ok(());
+        }
+        use datafusion::datasource::physical_plan::FileScanConfig;
+        use datafusion::datasource::source::DataSourceExec;
+        let any: &dyn ExecutionPlan = plan.as_ref();
+        if let Some(scan) = any.downcast_ref::<DataSourceExec>()
+            && let Some(config) =
+                (scan.data_source().as_ref() as &dyn std::any::Any).downcast_ref::<FileScanConfig>()
+        {
+            for group in &config.file_groups {
+                for file in group.iter() {
+                    let path = PathBuf::from(format!("/{}", file.object_meta.location));
+                    self.allow(&path, "scanned file")?;
+                }
+            }
+        }
+        plan.children()
+            .into_iter()
+            .try_for_each(|child| self.allow_scans(child))
     }
 }
 
@@ -723,7 +798,9 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
                         .cloned()
                         .ok_or_else(|| err("execution plan without input"))
                 };
-                Ok(match read_dj(rest)? {
+                let node = read_dj(rest)?;
+                self.allow_node(&node)?;
+                Ok(match node {
                     WireNode::OpBoundary {
                         boundary,
                         op_name,
@@ -791,7 +868,11 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
                     )?),
                 })
             }
-            Some((&INNER, rest)) => self.inner.try_decode(rest, inputs, ctx, proto_converter),
+            Some((&INNER, rest)) => {
+                let plan = self.inner.try_decode(rest, inputs, ctx, proto_converter)?;
+                self.allow_scans(&plan)?;
+                Ok(plan)
+            }
             _ => Err(err("execution plan with an unknown tag")),
         }
     }
@@ -870,6 +951,60 @@ impl PhysicalExtensionCodec for DjPhysicalCodec {
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
         encode_udf(node, buf)
+    }
+}
+
+#[cfg(test)]
+mod confinement_tests {
+    use super::*;
+
+    fn checkpoint(path: &str) -> WireNode {
+        WireNode::Checkpoint {
+            op_index: 0,
+            op_name: "m".into(),
+            partition: 0,
+            path: PathBuf::from(path),
+            format: StorageFormat::Arrow,
+            compression: Compression::None,
+            publish: None,
+        }
+    }
+
+    /// A confined executor decodes plans whose paths lie under its roots, and refuses absolute
+    /// paths elsewhere, relative ones and any that climb with `..` (a job id of `../..`).
+    #[test]
+    fn a_confined_codec_refuses_paths_outside_its_roots() {
+        let free = DjPhysicalCodec::default();
+        free.allow_node(&checkpoint("/etc/passwd")).unwrap();
+        let codec = DjPhysicalCodec::default().confined_to(vec![PathBuf::from("/data/jobs")]);
+        codec
+            .allow_node(&checkpoint("/data/jobs/j1/checkpoints/c.arrow"))
+            .unwrap();
+        for path in [
+            "/etc/passwd",
+            "/data/jobsX/c.arrow",
+            "data/jobs/c.arrow",
+            "/data/jobs/../../etc/passwd",
+            "/data/jobs/j1/../../../etc/shadow",
+        ] {
+            let e = codec.allow_node(&checkpoint(path)).unwrap_err().to_string();
+            assert!(
+                e.contains(path)
+                    && e.contains("outside this executor's roots")
+                    && e.contains("/data/jobs"),
+                "{path}: {e}"
+            );
+        }
+        let removed = WireNode::DedupRemoved {
+            index: 1,
+            op_name: "d".into(),
+            kind: DedupKind::Exact.into(),
+            partitions: 2,
+            dir: PathBuf::from("/var/lib/x"),
+            budget_bytes: 1,
+        };
+        let e = codec.allow_node(&removed).unwrap_err().to_string();
+        assert!(e.contains("removed-rows directory /var/lib/x"), "{e}");
     }
 }
 

@@ -272,6 +272,32 @@ pub(crate) async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
         .with_context(|| format!("scheduler on {} stopped", opts.bind))
 }
 
+/// The executor's physical codec: confined to `roots` (made absolute and resolved, with the
+/// object-storage cache added), or, with none, not confined.
+fn executor_codec(roots: &[PathBuf]) -> Result<Arc<dyn PhysicalExtensionCodec>> {
+    let codec = DjPhysicalCodec::new(Arc::new(BallistaPhysicalExtensionCodec::default()));
+    if roots.is_empty() {
+        tracing::warn!(
+            "executor not confined: plans may name any path it can read or write \
+             (dj-cluster executor --allow-root DIR confines it)"
+        );
+        return Ok(Arc::new(codec));
+    }
+    let cache = dj_plans::store::cache_dir();
+    std::fs::create_dir_all(&cache)
+        .with_context(|| format!("cannot create {}", cache.display()))?;
+    let mut resolved = Vec::new();
+    for root in roots.iter().chain([&cache]) {
+        resolved.push(
+            std::fs::canonicalize(root).with_context(|| {
+                format!("--allow-root {}: not a directory here", root.display())
+            })?,
+        );
+    }
+    tracing::info!(roots = ?resolved, "executor confined to its roots");
+    Ok(Arc::new(codec.confined_to(resolved)))
+}
+
 /// Refuses a `role` that would listen on `host` beyond this machine unless `insecure` allows it
 /// (then warns): the cluster's calls carry no credentials yet, so whoever reaches a port could
 /// submit plans, and executors read and write what those plans name.
@@ -309,13 +335,16 @@ pub(crate) struct ExecutorOptions {
     pub slots: usize,
     /// Where shuffle output is kept (a temporary directory when unset).
     pub work_dir: Option<PathBuf>,
+    /// The directories a plan's local paths must lie under (empty: not confined).
+    pub allow_roots: Vec<PathBuf>,
     pub heartbeat_seconds: u64,
 }
 
 /// Runs an executor until the process ends.
 pub(crate) async fn run_executor(opts: ExecutorOptions) -> Result<()> {
     let (scheduler_host, scheduler_port) = parse_address(&opts.scheduler)?;
-    let (logical, physical) = codecs();
+    let (logical, _) = codecs();
+    let physical = executor_codec(&opts.allow_roots)?;
     let config = ExecutorProcessConfig {
         bind_host: opts.bind_host.clone(),
         external_host: Some(opts.bind_host.clone()),

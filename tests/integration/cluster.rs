@@ -76,6 +76,11 @@ impl Cluster {
 
     /// Executors with `env` set (object-storage credentials).
     fn start_with_env(executors: usize, env: &[(String, String)]) -> Cluster {
+        Cluster::start_with(executors, env, &[])
+    }
+
+    /// Executors with `env` set and `args` added to their command line.
+    fn start_with(executors: usize, env: &[(String, String)], args: &[&str]) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let scheduler = format!("127.0.0.1:{port}");
@@ -101,6 +106,7 @@ impl Cluster {
                 .args(["--port", &flight.to_string()])
                 .args(["--grpc-port", &grpc.to_string()])
                 .args(["--slots", "1", "--heartbeat", "1"])
+                .args(args)
                 .envs(env.iter().cloned())
                 .arg("--work-dir")
                 .arg(&work)
@@ -596,4 +602,35 @@ fn cluster_reads_and_writes_object_storage() {
     let keys = s3.keys("cluster/jobs/s3/checkpoints/checkpoint_op_");
     assert_eq!(keys.iter().filter(|k| !k.ends_with(".blake3")).count(), 24);
     assert_eq!(keys.iter().filter(|k| k.ends_with(".blake3")).count(), 24);
+}
+
+/// Executors confined with `--allow-root` run a job whose paths all lie under their root as the
+/// local run does, and refuse, before it runs, a job whose input, checkpoints and key files lie
+/// elsewhere.
+#[test]
+fn confined_executors_refuse_paths_outside_their_roots() {
+    let want = local_export();
+    let inside = Job::new("");
+    let root = inside.dir.path().to_str().unwrap().to_string();
+    let cluster = Cluster::start_with(1, &[], &["--allow-root", &root]);
+    let flags = [
+        "--engine",
+        "ballista",
+        "--scheduler",
+        cluster.scheduler.as_str(),
+    ];
+    ok(&inside.run(&flags));
+    assert_eq!(inside.export(), want);
+    let outside = Job::new("");
+    let out = outside.run(&flags);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("outside this executor's roots") && stderr.contains(&root),
+        "{stderr}"
+    );
+    assert!(
+        !outside.dir.path().join("out/result.jsonl").exists(),
+        "no export from a refused plan"
+    );
 }
