@@ -8,6 +8,7 @@ mod common;
 mod dashboard;
 mod explain;
 mod formats;
+mod fuzz;
 mod golden;
 mod hostile;
 mod integrity;

@@ -661,3 +661,26 @@ mod tests {
         );
     }
 }
+
+/// Fuzzing: any pattern (and replacement template) is compiled, or refused with an error, and
+/// substituted, without a panic. `PROPTEST_CASES` runs more than the default 256 by hand.
+#[cfg(test)]
+mod fuzz {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn any_pattern_compiles_or_is_refused(
+            pattern in "(\\PC|[()\\[\\]{}?*+|^$\\\\.]){0,40}",
+            repl in "(\\PC|\\\\[0-9gn<>]){0,10}",
+        ) {
+            if let Ok(re) = PyRegex::new(&pattern)
+                && let Ok(t) = Template::parse(&repl, re.groups, &re.names)
+            {
+                let _ = re.sub("some text, with 123 digits and ünïcode\n\tend", &t);
+            }
+        }
+    }
+}
