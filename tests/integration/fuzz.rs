@@ -161,3 +161,69 @@ proptest! {
         }
     }
 }
+
+/// A killed job's saved files, mutated, then resumed: `dj-run --resume` refuses or redoes the
+/// work, and never panics. Runs a process per case, so fewer cases (a quarter).
+#[test]
+fn a_resume_from_mutated_job_files_never_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = dir.path().join("r.yaml");
+    let text = std::fs::read_to_string(repo().join("configs/partitioned.yaml")).unwrap();
+    let text = text
+        .replace(
+            "data/demo.jsonl",
+            repo().join("data/demo.jsonl").to_str().unwrap(),
+        )
+        .replace("outputs/", &format!("{}/", dir.path().display()));
+    std::fs::write(&recipe, text).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_dj-run"))
+            .arg("--config")
+            .arg(&recipe)
+            .args(args)
+            .env("DJ_PROGRESS", "0")
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["--job_id", "fz"]).status.success());
+    let job = dir.path().join("partitioned/jobs/fz");
+    let events = std::fs::read_dir(&job)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("events_")
+        })
+        .unwrap();
+    let targets = [
+        job.join("checkpoints/partitioning_info.json"),
+        events,
+        job.join("checkpoints/checkpoint_op_0001_partition_0000.parquet.blake3"),
+        job.join("job_summary.json"),
+    ];
+    let originals: Vec<Vec<u8>> = targets.iter().map(|t| std::fs::read(t).unwrap()).collect();
+    let mut cases = config();
+    cases.cases = (cases.cases / 4).max(8);
+    let mut runner = proptest::test_runner::TestRunner::new(cases);
+    let strategy = (0..targets.len(), prop::collection::vec(edit(), 1..6));
+    runner
+        .run(&strategy, |(which, edits)| {
+            for (t, o) in targets.iter().zip(&originals) {
+                std::fs::write(t, o).unwrap();
+            }
+            std::fs::write(&targets[which], apply(originals[which].clone(), &edits)).unwrap();
+            let out = run(&["--resume", "fz"]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            prop_assert!(
+                matches!(out.status.code(), Some(0 | 1)) && !stderr.contains("panicked"),
+                "{}: {:?}\n{stderr}",
+                targets[which].display(),
+                out.status
+            );
+            Ok(())
+        })
+        .unwrap();
+}
