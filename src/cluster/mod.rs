@@ -272,8 +272,8 @@ pub(crate) async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
         .with_context(|| format!("scheduler on {} stopped", opts.bind))
 }
 
-/// The executor's physical codec: confined to `roots` (made absolute and resolved, with the
-/// object-storage cache added), or, with none, not confined.
+/// The executor's physical codec: confined to `roots` (each as written, made absolute, and
+/// resolved; the object-storage cache added), or, with none, not confined.
 fn executor_codec(roots: &[PathBuf]) -> Result<Arc<dyn PhysicalExtensionCodec>> {
     let codec = DjPhysicalCodec::new(Arc::new(BallistaPhysicalExtensionCodec::default()));
     if roots.is_empty() {
@@ -286,14 +286,15 @@ fn executor_codec(roots: &[PathBuf]) -> Result<Arc<dyn PhysicalExtensionCodec>> 
     let cache = dj_plans::store::cache_dir();
     std::fs::create_dir_all(&cache)
         .with_context(|| format!("cannot create {}", cache.display()))?;
+    // Each root as written (absolute) and resolved: the client names paths as written.
     let mut resolved = Vec::new();
     for root in roots.iter().chain([&cache]) {
-        resolved.push(
-            std::fs::canonicalize(root).with_context(|| {
-                format!("--allow-root {}: not a directory here", root.display())
-            })?,
-        );
+        let real = std::fs::canonicalize(root)
+            .with_context(|| format!("--allow-root {}: not a directory here", root.display()))?;
+        resolved.push(std::path::absolute(root)?);
+        resolved.push(real);
     }
+    resolved.dedup();
     tracing::info!(roots = ?resolved, "executor confined to its roots");
     Ok(Arc::new(codec.confined_to(resolved)))
 }
