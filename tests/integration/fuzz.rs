@@ -1,7 +1,7 @@
 //! Property-based fuzzing of what reads untrusted bytes: the recipe reader (YAML and command-line
-//! overrides), the JSON-lines reader (generic JSON, floats, encodings), the seal reader and the
-//! model readers (fastText, KenLM binary, SentencePiece protobuf), which then also predict, score
-//! or encode. The Python-regex translation's target is in `udfs/src/py/regex.rs`. Each starts from the shipped fixtures and mutates them
+//! overrides), the JSON-lines and JSON-array readers (generic JSON, floats, encodings), the seal
+//! reader and the model readers (fastText, KenLM ARPA and binary, SentencePiece protobuf,
+//! Hugging Face `tokenizer.json`), which then also predict, score or encode. The Python-regex translation's target is in `udfs/src/py/regex.rs`. Each starts from the shipped fixtures and mutates them
 //! (flipped, inserted, deleted and duplicated bytes, truncations); any input may be refused, none
 //! may panic. `PROPTEST_CASES` runs more cases than CI's default (64 per target); a case that
 //! fails is shrunk by proptest and belongs below as a regression test.
@@ -97,6 +97,7 @@ proptest! {
     #[test]
     fn the_json_lines_reader_never_panics(
         which in 0..3usize,
+        as_array in any::<bool>(),
         edits in prop::collection::vec(edit(), 1..8),
     ) {
         let name = ["data/demo.jsonl", "data/c4_sample.jsonl", "data/stack_sample.jsonl"][which];
@@ -104,8 +105,16 @@ proptest! {
         // A few rows are enough, and keep each case fast.
         let cut = bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(20).map_or(bytes.len(), |(i, _)| i + 1);
         bytes.truncate(cut);
+        // The same rows as a `.json` array, which is read element by element.
+        let (bytes, file) = if as_array {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let rows: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            (format!("[{}]", rows.join(",\n")).into_bytes(), "in.json")
+        } else {
+            (bytes, "in.jsonl")
+        };
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("in.jsonl");
+        let path = dir.path().join(file);
         std::fs::write(&path, apply(bytes, &edits)).unwrap();
         let _ = dj_plans::source::InputIndex::build(path.to_str().unwrap());
     }
@@ -128,7 +137,7 @@ proptest! {
 
     #[test]
     fn the_model_readers_never_panic(
-        which in 0..4usize,
+        which in 0..7usize,
         edits in prop::collection::vec(edit(), 1..6),
     ) {
         let name = [
@@ -136,6 +145,9 @@ proptest! {
             "models/fasttext/tests/fixtures/softmax.bin",
             "models/kenlm/tests/fixtures/en.arpa.bin",
             "models/sentencepiece/tests/fixtures/en.sp.model",
+            "models/kenlm/tests/fixtures/tiny_order5.arpa",
+            "models/kenlm/tests/fixtures/tiny_order5.trie-q4a4.bin",
+            "data/models/models--EleutherAI--pythia-6.9b-deduped/snapshots/0000000000000000000000000000000000f1x7e5/tokenizer.json",
         ][which];
         let bytes = apply(fixture(name), &edits);
         let text = "the quick brown fox jumps over the lazy dog";
@@ -145,18 +157,25 @@ proptest! {
                     let _ = m.predict(text, 2, 0.0);
                 }
             }
-            2 => {
+            2 | 4 | 5 => {
                 let dir = tempfile::tempdir().unwrap();
-                let path = dir.path().join("lm.bin");
+                let path = dir.path().join(if which == 4 { "lm.arpa" } else { "lm.bin" });
                 std::fs::write(&path, &bytes).unwrap();
                 if let Ok(m) = dj_kenlm::Model::open(&path) {
                     let _ = m.score(text, true, true);
                 }
             }
-            _ => {
+            3 => {
                 if let Ok(m) = dj_sentencepiece::SentencePiece::from_bytes(&bytes) {
                     let _ = m.encode_as_pieces(text);
                 }
+            }
+            _ => {
+                // Loading tries a sample text, so a tokenizer that loads encodes.
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("tokenizer.json");
+                std::fs::write(&path, &bytes).unwrap();
+                let _ = dj_udfs::models::HfTokenizer::open(&path);
             }
         }
     }

@@ -1,6 +1,6 @@
 //! Hostile input: a line longer than the line limit (here from a small gzip file that expands
-//! a thousandfold) and JSON nested past any sane depth each stop the run with an error naming
-//! the file and line, before any output changes.
+//! a thousandfold), a JSON-array element as long, and JSON nested past any sane depth each stop
+//! the run with an error naming the file and line, before any output changes.
 
 use std::io::Write;
 use std::path::Path;
@@ -84,5 +84,47 @@ fn json_nested_too_deep_is_a_clear_error() {
     assert!(
         stderr.contains("nested.jsonl:2: malformed JSON row: recursion limit exceeded"),
         "{stderr}"
+    );
+}
+
+/// A `.json` array streams one element at a time: an element past the line limit is refused
+/// by its index and line (inside a gzip that expands a thousandfold), as a JSON-lines row is,
+/// and under the limit the array gives the rows of the same data as lines.
+#[test]
+fn a_json_array_element_past_the_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.json.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&input).unwrap(),
+        flate2::Compression::best(),
+    );
+    gz.write_all(b"[\n").unwrap();
+    for i in 0..1000 {
+        writeln!(gz, "{{\"text\": \"row {i}\"}},").unwrap();
+    }
+    gz.write_all(b"{\"text\": \"").unwrap();
+    gz.write_all(&vec![b'a'; 3 << 20]).unwrap();
+    gz.write_all(b"\"},\n{\"text\": \"last\"}\n]\n").unwrap();
+    gz.finish().unwrap();
+    assert!(std::fs::metadata(&input).unwrap().len() < 20_000, "a bomb");
+    let recipe = recipe(dir.path(), &input);
+    let (ok, stderr) = run(&recipe, "4");
+    assert!(ok, "{stderr}");
+    let export = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    let rows: Vec<&str> = export.lines().collect();
+    assert_eq!(rows.len(), 1002);
+    assert_eq!(rows[0], r#"{"text": "row 0"}"#);
+    assert_eq!(rows[1001], r#"{"text": "last"}"#);
+    let (ok, stderr) = run(&recipe, "1");
+    assert!(!ok);
+    assert!(
+        stderr.contains("in.json.gz: element 1000 of the JSON array (line 1002): longer than 1 MB")
+            && stderr.contains("DJ_MAX_LINE_MB"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap(),
+        export,
+        "the earlier export is intact"
     );
 }

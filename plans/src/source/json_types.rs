@@ -36,13 +36,20 @@ pub(crate) fn detect(
         chunk = rest.to_vec();
     }
     let examples: Vec<Value> = if format == FileFormat::JsonArray || chunk.first() == Some(&b'[') {
-        // A JSON array is converted to lines as a whole before the scan.
-        reader
-            .read_to_end(&mut chunk)
-            .map_err(|e| SourceError::io(path, e))?;
-        match serde_json::from_slice(&chunk) {
-            Ok(Skeleton(Value::Array(items))) => items,
-            _ => return Ok(JsonTypes::none()),
+        // `datasets` converts a JSON array to lines as a whole before the scan: every element
+        // is an example. Read one at a time; the skeletons hold no text.
+        drop(reader);
+        let mut elements = super::jsonl::array_elements(path, compression)?;
+        let mut items = Vec::new();
+        loop {
+            match elements.next_element() {
+                Ok(Some(_)) => match serde_json::from_slice(&elements.buf) {
+                    Ok(Skeleton(v)) => items.push(v),
+                    Err(_) => return Ok(JsonTypes::none()),
+                },
+                Ok(None) => break items,
+                Err(_) => return Ok(JsonTypes::none()),
+            }
         }
     } else {
         reader

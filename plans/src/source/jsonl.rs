@@ -12,6 +12,7 @@ use datafusion::arrow::json::reader::infer_json_schema_from_iterator;
 use serde_json::Value;
 
 use super::files::{Compression, FileFormat, open};
+use super::json_array::ArrayElements;
 use super::{InputFile, MARK_BYTES, MARK_MIN_ROWS, SEEK_EVERY, SeekPoint, SourceError};
 
 /// Rows are flushed into a batch at this many rows or [`BATCH_BYTES`] bytes of JSON.
@@ -104,7 +105,7 @@ impl<R: BufRead> Lines<R> {
 /// must fit one Arrow string array (2 GiB), and reading a line takes about 4x its size in memory
 /// (the line, its JSON decoding, its Arrow column, its output), so a longer one is refused with an
 /// error naming it rather than read until the process is killed.
-fn max_line_bytes() -> usize {
+pub(super) fn max_line_bytes() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *MAX.get_or_init(|| {
         let mb = std::env::var("DJ_MAX_LINE_MB")
@@ -259,17 +260,33 @@ pub fn index(
     if format == FileFormat::JsonArray
         || (is_json_name && first_byte(path, compression)? == Some(b'['))
     {
-        let values = load_array(path, compression)?;
-        let schema = infer_json_schema_from_iterator(values.iter().map(Ok::<_, ArrowError>))
-            .map_err(|e| SourceError::Invalid {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })?;
+        // One element at a time: the schema is inferred as the array streams by.
+        let mut elements = array_elements(path, compression)?;
+        let (mut rows, mut failed) = (0u64, None);
+        let values = std::iter::from_fn(|| match next_array_object(&mut elements, path) {
+            Ok(Some(v)) => {
+                rows += 1;
+                Some(Ok::<_, ArrowError>(v))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
+        });
+        let inferred = infer_json_schema_from_iterator(values);
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let schema = inferred.map_err(|e| SourceError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         let file = InputFile {
             path: path.to_path_buf(),
             format: FileFormat::JsonArray,
             compression,
-            rows: values.len() as u64,
+            rows,
             size_bytes,
             seek_points: vec![],
             byte_marks: vec![],
@@ -500,32 +517,37 @@ fn index_lines(
     })
 }
 
-fn load_array(path: &Path, compression: Compression) -> Result<Vec<Value>, SourceError> {
-    let mut text = Vec::new();
-    open(path, compression)?
-        .read_to_end(&mut text)
-        .map_err(|e| SourceError::io(path, e))?;
-    let v: Value = serde_json::from_slice(&text).map_err(|e| SourceError::BadRow {
-        path: path.to_path_buf(),
-        line: e.line() as u64,
-        message: e.to_string(),
-    })?;
-    let Value::Array(items) = v else {
-        return Err(SourceError::Invalid {
-            path: path.to_path_buf(),
-            message: "expected a JSON array of objects".into(),
-        });
+/// The elements of the JSON array in `path`, read as it streams.
+pub(super) fn array_elements(
+    path: &Path,
+    compression: Compression,
+) -> Result<ArrayElements<BufReader<Box<dyn Read + Send>>>, SourceError> {
+    let reader = BufReader::with_capacity(1 << 20, open(path, compression)?);
+    Ok(ArrayElements::new(reader, path))
+}
+
+/// The array's next element, checked to be an object, as its [`Skeleton`].
+fn next_array_object<R: BufRead>(
+    elements: &mut ArrayElements<R>,
+    path: &Path,
+) -> Result<Option<Value>, SourceError> {
+    let Some((i, line)) = elements.next_element()? else {
+        return Ok(None);
     };
-    if let Some(i) = items.iter().position(|v| !v.is_object()) {
-        return Err(SourceError::Invalid {
-            path: path.to_path_buf(),
-            message: format!(
-                "element {i} of the JSON array is {}, expected an object",
-                kind(&items[i])
-            ),
-        });
-    }
-    Ok(items)
+    parse_object(&elements.buf, path, line)
+        .map(Some)
+        .map_err(|e| match e {
+            SourceError::BadRow {
+                path,
+                line,
+                message,
+            } => SourceError::BadRow {
+                path,
+                line,
+                message: format!("element {i} of the JSON array: {message}"),
+            },
+            e => e,
+        })
 }
 
 /// Reads rows `[start, end)` of `file` (file-local indices) with `schema` (which may be a
@@ -548,14 +570,39 @@ pub(crate) fn read_range(
         .build_decoder()
         .map_err(|e| decode_err(0, e))?;
     if file.format == FileFormat::JsonArray {
-        let values = load_array(path, file.compression)?;
-        for chunk in values[start as usize..end as usize].chunks(BATCH_ROWS) {
-            decoder.serialize(chunk).map_err(|e| decode_err(0, e))?;
-            if let Some(b) = decoder.flush().map_err(|e| decode_err(0, e))?
-                && !emit(b)
-            {
-                return Ok(());
+        let mut elements = array_elements(path, file.compression)?;
+        let (mut rows, mut bytes, mut line) = (0usize, 0usize, 0);
+        let mut row = start;
+        while row < end {
+            let Some((i, at)) = elements.next_element()? else {
+                return Err(SourceError::Invalid {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "the array ended at element {row}, but the index counted {} rows; was it changed while the job ran?",
+                        file.rows
+                    ),
+                });
+            };
+            if i < start {
+                continue;
             }
+            (row, line) = (i + 1, at);
+            decoder
+                .decode(&elements.buf)
+                .map_err(|e| decode_err(line, e))?;
+            rows += 1;
+            bytes += elements.buf.len();
+            if rows >= BATCH_ROWS || bytes >= BATCH_BYTES {
+                if let Some(b) = decoder.flush().map_err(|e| decode_err(line, e))?
+                    && !emit(b)
+                {
+                    return Ok(());
+                }
+                (rows, bytes) = (0, 0);
+            }
+        }
+        if let Some(b) = decoder.flush().map_err(|e| decode_err(line, e))? {
+            emit(b);
         }
         return Ok(());
     }

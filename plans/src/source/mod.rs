@@ -9,6 +9,7 @@ mod arrow_input;
 pub mod content_hash;
 mod exec;
 mod files;
+mod json_array;
 mod json_types;
 mod jsonl;
 mod parquet_input;
