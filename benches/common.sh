@@ -6,6 +6,26 @@ BIN=$ROOT/target/$PROFILE
 WORK=${DJ_BENCH_DIR:-$ROOT/target/bench-work}
 mkdir -p "$WORK"
 
+# The 10-op cleaning recipe's process list (mappers, filters, exact dedup): vs_data_juicer.sh's
+# `cleaning`, and model_recipes.sh's memory yardstick.
+CLEANING_PROCESS='  - whitespace_normalization_mapper:
+  - punctuation_normalization_mapper:
+  - clean_email_mapper:
+  - clean_links_mapper:
+  - text_length_filter:
+      min_len: 100
+  - alphanumeric_filter:
+      min_ratio: 0.5
+  - special_characters_filter:
+      max_ratio: 0.3
+  - character_repetition_filter:
+      rep_len: 10
+      max_ratio: 0.4
+  - word_repetition_filter:
+      rep_len: 10
+      max_ratio: 0.4
+  - document_deduplicator:'
+
 build() {
   [ -n "${DJ_BENCH_NOBUILD:-}" ] && return 0
   (cd "$ROOT" && cargo build --profile "$PROFILE" --bins >&2)

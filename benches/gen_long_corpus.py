@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Writes a JSONL corpus of NDOCS long real-text documents built from Debian package descriptions.
 
-    python3 benches/gen_long_corpus.py OUT.jsonl NDOCS
+    python3 benches/gen_long_corpus.py OUT.jsonl NDOCS [MEDIAN_BYTES [MAX_BYTES]]
 
 Each document joins consecutive package descriptions (of gen_apt_corpus.py) until it reaches a
-length drawn from a log-normal distribution (median 8 KB, mean about 16 KB) clipped to 1-500 KB, so
-lengths are very skewed, as in web and book corpora. Packages are visited in a fresh random order
+length drawn from a log-normal distribution (by default median 8 KB, mean about 16 KB) clipped to
+1-500 KB, so lengths are very skewed, as in web and book corpora. The `longer` corpus of the bench
+scripts takes median 24 KB and at most 2 MB: about 48 KB on average, with some documents over 1 MB. Packages are visited in a fresh random order
 on every lap, so documents of different laps share little text. Half the documents keep the
 descriptions' wrapped lines; the other half join each paragraph into one long line, as web text
 has. About 3% of rows repeat an earlier row exactly and 2% repeat one with a small edit. Same
@@ -20,11 +21,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_apt_corpus import packages  # noqa: E402
 
-MIN_BYTES, MAX_BYTES = 1_000, 500_000
+MIN_BYTES = 1_000
+MEDIAN_BYTES = int(sys.argv[3]) if len(sys.argv) > 3 else 8_000
+MAX_BYTES = int(sys.argv[4]) if len(sys.argv) > 4 else 500_000
 
 
 def target_length(rng):
-    return int(min(MAX_BYTES, max(MIN_BYTES, rng.lognormvariate(math.log(8_000), 1.2))))
+    return int(min(MAX_BYTES, max(MIN_BYTES, rng.lognormvariate(math.log(MEDIAN_BYTES), 1.2))))
 
 
 def unwrap(text):

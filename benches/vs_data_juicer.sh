@@ -4,10 +4,11 @@
 # two exports. dj-fusion's figure is the median of DJ_BENCH_RUNS runs (default 3), Data-Juicer's
 # one run. Data: ROWS documents of real text from Debian's package descriptions, short
 # (gen_apt_corpus.py, ~0.5 KB each; needs `apt-get update` once) or, with DJ_BENCH_CORPUS=long, long
-# (gen_long_corpus.py: 1-500 KB each, skewed, ~16 KB on average). Recipes: cheap mappers,
+# (gen_long_corpus.py: 1-500 KB each, skewed, ~16 KB on average), or with DJ_BENCH_CORPUS=longer,
+# longer still (1 KB-2 MB, ~48 KB on average, some over 1 MB). Recipes: cheap mappers,
 # filter-heavy, MinHash dedup, exact dedup, and a 10-op cleaning recipe (mappers, filters, exact
 # dedup). Both sides run with `np: 2` on this 2-core machine.
-# Usage: [DJ_BENCH_CORPUS=short|long] [DJ_BENCH_RUNS=N] benches/vs_data_juicer.sh [ROWS] [RECIPE...]
+# Usage: [DJ_BENCH_CORPUS=short|long|longer] [DJ_BENCH_RUNS=N] benches/vs_data_juicer.sh [ROWS] [RECIPE...]
 #        (default 100000 rows; all recipes)
 source "$(dirname "$0")/common.sh"
 build
@@ -17,9 +18,11 @@ corpus=${DJ_BENCH_CORPUS:-short}
 case $corpus in
   short) input=$WORK/apt_${rows}.jsonl; gen=gen_apt_corpus.py ;;
   long) input=$WORK/long_${rows}.jsonl; gen=gen_long_corpus.py ;;
-  *) echo "DJ_BENCH_CORPUS must be short or long, not '$corpus'" >&2; exit 2 ;;
+  longer) input=$WORK/longer_${rows}.jsonl; gen="gen_long_corpus.py" gen_args="24000 2000000" ;;
+  *) echo "DJ_BENCH_CORPUS must be short, long or longer, not '$corpus'" >&2; exit 2 ;;
 esac
-[ -s "$input" ] || python3 "$ROOT/benches/$gen" "$input" "$rows" >&2
+# shellcheck disable=SC2086
+[ -s "$input" ] || python3 "$ROOT/benches/$gen" "$input" "$rows" ${gen_args:-} >&2
 echo "corpus: $input ($(du -m "$input" | cut -f1) MB)"
 ref=${DJ_REFERENCE:-$ROOT/../shared/tools/dj-reference}
 # First use installs the reference venv; Data-Juicer 1.6.1 imports aiohttp without declaring it
@@ -54,23 +57,7 @@ PROCESS[dedup]='  - whitespace_normalization_mapper:
   - document_deduplicator:
       lowercase: true
       ignore_non_character: true'
-PROCESS[cleaning]='  - whitespace_normalization_mapper:
-  - punctuation_normalization_mapper:
-  - clean_email_mapper:
-  - clean_links_mapper:
-  - text_length_filter:
-      min_len: 100
-  - alphanumeric_filter:
-      min_ratio: 0.5
-  - special_characters_filter:
-      max_ratio: 0.3
-  - character_repetition_filter:
-      rep_len: 10
-      max_ratio: 0.4
-  - word_repetition_filter:
-      rep_len: 10
-      max_ratio: 0.4
-  - document_deduplicator:'
+PROCESS[cleaning]=$CLEANING_PROCESS
 for name in $recipes; do
   for side in dj py; do
     printf 'project_name: vs_%s\ndataset_path: %s\nexport_path: %s\nnp: 2\nopen_tracer: false\nprocess:\n%s\n' \

@@ -1,6 +1,7 @@
 //! The binaries' entry points: parse flags, load the recipe, run, report; errors go to stderr
 //! with their context and a non-zero exit.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -104,6 +105,10 @@ fn run_cmd(flags: &RunFlags, command: Vec<String>) -> Result<()> {
         engine: flags.engine.map(Engine::from),
         scheduler: flags.scheduler.clone(),
         memory_budget_mb: flags.memory_budget_mb,
+        cluster_tls: flags
+            .tls
+            .clone()
+            .or_else(|| std::env::var_os("DJ_CLUSTER_TLS").map(PathBuf::from)),
         observer: Some(std::sync::Arc::new(Printer)),
         progress: std::env::var("DJ_PROGRESS").map_or(true, |v| v != "0"),
         // A test hook: kill tests slow the job down to hit every moment.
@@ -164,12 +169,15 @@ pub fn cluster_main() -> ExitCode {
                 crate::flags::ClusterCommand::Scheduler {
                     bind,
                     executor_timeout,
+                    tls,
                     insecure,
                 } => {
-                    crate::cluster::check_bind("scheduler", &bind.ip().to_string(), insecure)?;
+                    let ip = bind.ip().to_string();
+                    crate::cluster::check_bind("scheduler", &ip, tls.is_some(), insecure)?;
                     crate::cluster::run_scheduler(crate::cluster::SchedulerOptions {
                         bind,
                         executor_timeout_seconds: executor_timeout,
+                        tls: crate::cluster::load_tls(tls.as_deref())?,
                     })
                     .await
                 }
@@ -181,10 +189,11 @@ pub fn cluster_main() -> ExitCode {
                     slots,
                     work_dir,
                     heartbeat,
+                    tls,
                     insecure,
                     allow_roots,
                 } => {
-                    crate::cluster::check_bind("executor", &bind_host, insecure)?;
+                    crate::cluster::check_bind("executor", &bind_host, tls.is_some(), insecure)?;
                     crate::cluster::run_executor(crate::cluster::ExecutorOptions {
                         allow_roots,
                         scheduler,
@@ -196,8 +205,15 @@ pub fn cluster_main() -> ExitCode {
                         }),
                         work_dir,
                         heartbeat_seconds: heartbeat,
+                        tls: crate::cluster::load_tls(tls.as_deref())?,
                     })
                     .await
+                }
+                crate::flags::ClusterCommand::Certs { out, names, days } => {
+                    for dir in crate::cluster::tls::generate(&out, &names, days)? {
+                        println!("{}", dir.display());
+                    }
+                    Ok(())
                 }
             }
         })

@@ -43,6 +43,11 @@ pub(crate) struct RunFlags {
     /// not depend on it, so it does not change the job's recipe hash.
     #[arg(long = "memory_budget_mb", value_parser = clap::value_parser!(u64).range(1..))]
     pub memory_budget_mb: Option<u64>,
+    /// This client's credentials for a cluster that requires mutual TLS: a directory with
+    /// `ca.pem`, `cert.pem` and `key.pem`, as `dj-cluster certs` makes (default: the
+    /// `DJ_CLUSTER_TLS` environment variable).
+    #[arg(long, value_name = "DIR")]
+    pub tls: Option<PathBuf>,
     /// Recipe overrides (`--key value`), collected by [`split_overrides`].
     #[arg(skip)]
     pub overrides: Vec<(String, String)>,
@@ -343,8 +348,12 @@ pub(crate) enum ClusterCommand {
         /// Seconds without a heartbeat before an executor is declared dead and its work rerun.
         #[arg(long, default_value_t = 30)]
         executor_timeout: u64,
-        /// Allow a non-loopback --bind: the cluster does not authenticate its callers yet, so
-        /// anyone who reaches the port can run plans (see the README's Scaling out).
+        /// Serve over mutual TLS: callers must show a certificate from the cluster's CA. A
+        /// directory with `ca.pem`, `cert.pem` and `key.pem`, as `dj-cluster certs` makes.
+        #[arg(long, value_name = "DIR")]
+        tls: Option<PathBuf>,
+        /// Allow a non-loopback --bind without --tls: anyone who reaches the port can then run
+        /// plans (see the README's Security).
         #[arg(long)]
         insecure: bool,
     },
@@ -371,7 +380,11 @@ pub(crate) enum ClusterCommand {
         /// Seconds between heartbeats to the scheduler.
         #[arg(long, default_value_t = 5)]
         heartbeat: u64,
-        /// Allow a non-loopback --bind-host (see the scheduler's --insecure).
+        /// Serve Flight over mutual TLS, and call the scheduler and other executors with these
+        /// credentials (see the scheduler's --tls).
+        #[arg(long, value_name = "DIR")]
+        tls: Option<PathBuf>,
+        /// Allow a non-loopback --bind-host without --tls (see the scheduler's --insecure).
         #[arg(long)]
         insecure: bool,
         /// Confine the executor: every local path a plan names (inputs, checkpoints, key files,
@@ -380,5 +393,19 @@ pub(crate) enum ClusterCommand {
         /// before it runs. Unset: not confined (a warning says so).
         #[arg(long = "allow-root", value_name = "DIR")]
         allow_roots: Vec<PathBuf>,
+    },
+    /// Make the cluster's credentials for --tls: a CA (OUT/ca.pem and OUT/ca.key, made unless
+    /// both exist, then reused) and, for each --name, a directory OUT/NAME with `ca.pem`,
+    /// `cert.pem` and `key.pem` to give that member. Keep OUT/ca.key off the cluster.
+    Certs {
+        /// Where to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// A member to make credentials for (repeat: scheduler, executor-1, client...).
+        #[arg(long = "name", value_name = "NAME", required = true)]
+        names: Vec<String>,
+        /// Days the certificates are valid.
+        #[arg(long, default_value_t = 825)]
+        days: u32,
     },
 }

@@ -1,6 +1,7 @@
 //! How to run a recipe, as the command line or a library caller asks: job id, resume token,
 //! engine and scheduler overrides, progress, and who hears about the run as it goes.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,15 +28,20 @@ pub struct RunOptions {
     pub scheduler: Option<String>,
     /// `--memory_budget_mb`: overrides the recipe's `memory_budget_mb`.
     pub memory_budget_mb: Option<u64>,
+    /// `--tls` (or `DJ_CLUSTER_TLS`): this client's credentials for a cluster that requires
+    /// mutual TLS, a directory made by `dj-cluster certs`.
+    pub cluster_tls: Option<PathBuf>,
 }
 
 /// Where the partitions' plans run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     Local,
-    /// A Ballista cluster, by its scheduler's `host:port`.
+    /// A Ballista cluster, by its scheduler's `host:port`, with this client's TLS credentials
+    /// when the cluster requires them.
     Ballista {
         scheduler: String,
+        tls: Option<PathBuf>,
     },
 }
 
@@ -48,6 +54,7 @@ impl std::fmt::Debug for RunOptions {
             .field("engine", &self.engine)
             .field("scheduler", &self.scheduler)
             .field("memory_budget_mb", &self.memory_budget_mb)
+            .field("cluster_tls", &self.cluster_tls)
             .field("event_delay", &self.event_delay)
             .field("progress", &self.progress)
             .finish()
@@ -91,6 +98,7 @@ impl RunOptions {
                     .scheduler
                     .clone()
                     .unwrap_or_else(|| recipe.scheduler.clone()),
+                tls: self.cluster_tls.clone(),
             },
         }
     }

@@ -10,6 +10,7 @@
 
 pub(crate) mod passes;
 pub(crate) mod staged;
+pub(crate) mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,13 +18,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use arrow_flight::flight_service_server::FlightServiceServer;
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
 use ballista_core::config::TaskSchedulingPolicy;
+use ballista_core::error::BallistaError;
 use ballista_core::execution_plans::DistributedQueryExec;
 use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
-use ballista_core::serde::protobuf::{GetJobMetricsParams, OperatorMetricsSet};
+use ballista_core::serde::protobuf::scheduler_grpc_server::SchedulerGrpcServer;
+use ballista_core::serde::protobuf::{GetJobMetricsParams, GetJobStatusParams, OperatorMetricsSet};
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
+use ballista_core::utils::{GrpcServerConfig, create_grpc_server};
 use ballista_executor::executor_process::{ExecutorProcessConfig, start_executor_process};
+use ballista_executor::flight_service::BallistaFlightService;
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::start_server;
@@ -44,6 +50,50 @@ use crate::job::context::JobCtx;
 use crate::job::info::hash_partitions;
 use crate::partition::Start;
 use crate::plan::PartitionPlan;
+use tls::ClusterTls;
+
+/// How the client reaches the cluster: its scheduler's `host:port`, and this member's TLS
+/// credentials when the cluster requires them.
+#[derive(Debug, Clone)]
+pub(crate) struct Scheduler {
+    pub address: String,
+    pub tls: Option<Arc<ClusterTls>>,
+}
+
+impl std::fmt::Display for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.address)
+    }
+}
+
+/// A member's credentials from `--tls DIR`, if given.
+pub(crate) fn load_tls(dir: Option<&std::path::Path>) -> Result<Option<Arc<ClusterTls>>> {
+    dir.map(|d| ClusterTls::load(d).map(Arc::new)).transpose()
+}
+
+impl Scheduler {
+    /// The scheduler at `address`, reached with the credentials in `tls`, if any.
+    pub(crate) fn new(address: &str, tls: Option<&std::path::Path>) -> Result<Scheduler> {
+        Ok(Scheduler {
+            address: address.to_string(),
+            tls: load_tls(tls)?,
+        })
+    }
+
+    /// A gRPC client of the scheduler (over TLS when the cluster requires it).
+    async fn grpc(&self) -> Result<SchedulerGrpcClient<tonic::transport::Channel>> {
+        let endpoint = match &self.tls {
+            Some(tls) => tls.endpoint(&self.address)?,
+            None => tonic::transport::Endpoint::from_shared(format!("http://{}", self.address))
+                .with_context(|| format!("`{}` is not an address", self.address))?,
+        };
+        let channel = endpoint
+            .connect()
+            .await
+            .with_context(|| format!("cannot reach the Ballista scheduler at {self}"))?;
+        Ok(SchedulerGrpcClient::new(channel).max_decoding_message_size(64 * 1024 * 1024))
+    }
+}
 
 /// dj-fusion's codecs over Ballista's (which handle the shuffle and other Ballista nodes).
 fn codecs() -> (
@@ -88,28 +138,63 @@ pub(crate) fn check_recipe(recipe: &Recipe) -> Result<()> {
     Ok(())
 }
 
-/// Fails fast, before a job directory exists, when nothing listens at the scheduler's address.
-pub(crate) async fn check_scheduler(scheduler: &str) -> Result<()> {
-    let (host, port) = parse_address(scheduler)?;
+/// Fails fast, before a job directory exists, when nothing listens at the scheduler's address,
+/// or when the scheduler will not talk to this client (TLS required or credentials refused).
+pub(crate) async fn check_scheduler(scheduler: &Scheduler) -> Result<()> {
+    let (host, port) = parse_address(&scheduler.address)?;
     let connect = tokio::net::TcpStream::connect((host.as_str(), port));
     match tokio::time::timeout(Duration::from_secs(10), connect).await {
-        Ok(Ok(_)) => Ok(()),
+        Ok(Ok(_)) => {}
         Ok(Err(e)) => bail!(
             "cannot reach the Ballista scheduler at {scheduler}: {e}. Start one with `dj-cluster scheduler --bind {scheduler}` and executors with `dj-cluster executor --scheduler {scheduler}`, or run with --engine local."
         ),
         Err(_) => bail!("cannot reach the Ballista scheduler at {scheduler}: no answer in 10 s"),
     }
+    // One call proves the scheduler accepts this client: a job id no job has.
+    let call = async {
+        scheduler
+            .grpc()
+            .await?
+            .get_job_status(GetJobStatusParams {
+                job_id: "dj-fusion-probe".to_string(),
+            })
+            .await
+            .map_err(anyhow::Error::from)
+    };
+    match tokio::time::timeout(Duration::from_secs(20), call).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => {
+            let hint = match &scheduler.tls {
+                None => {
+                    "if the cluster uses TLS, give this client its credentials with --tls DIR (or DJ_CLUSTER_TLS)"
+                }
+                Some(_) => {
+                    "check that the scheduler runs with --tls and that both credentials come from the same CA (`dj-cluster certs`)"
+                }
+            };
+            bail!(
+                "the Ballista scheduler at {scheduler} does not accept this client: {e:#}; {hint}"
+            )
+        }
+        Err(_) => bail!("the Ballista scheduler at {scheduler} did not answer a call in 20 s"),
+    }
 }
 
 /// A client session whose queries run on the scheduler at `scheduler` (`host:port`), planned
 /// with `target_partitions` partitions (1 for a recipe's partition plans, more for a shuffle).
-pub(crate) async fn client(scheduler: &str, target_partitions: usize) -> Result<SessionContext> {
-    let (host, port) = parse_address(scheduler)?;
+pub(crate) async fn client(
+    scheduler: &Scheduler,
+    target_partitions: usize,
+) -> Result<SessionContext> {
+    let (host, port) = parse_address(&scheduler.address)?;
     let (logical, physical) = codecs();
-    let config = planner::config(target_partitions)
+    let mut config = planner::config(target_partitions)
         .with_ballista_logical_extension_codec(logical)
         .with_ballista_physical_extension_codec(physical)
         .with_ballista_job_name("dj-fusion");
+    if let Some(tls) = &scheduler.tls {
+        config = config.with_ballista_override_create_grpc_client_endpoint(tls.endpoint_override());
+    }
     let state = planner::state(config);
     SessionContext::remote_with_state(&format!("df://{host}:{port}"), state)
         .await
@@ -120,7 +205,7 @@ pub(crate) async fn client(scheduler: &str, target_partitions: usize) -> Result<
 /// the scheduler collected them from the executors' task results: its display line and metrics.
 /// This is how per-op counts and times come back from executors on other machines.
 pub(crate) async fn executed_operators(
-    scheduler: &str,
+    scheduler: &Scheduler,
     plan: &Arc<dyn ExecutionPlan>,
 ) -> Result<Vec<(String, MetricsSet)>> {
     let mut job_id = None;
@@ -132,11 +217,9 @@ pub(crate) async fn executed_operators(
         Ok(TreeNodeRecursion::Continue)
     })?;
     let job_id = job_id.context("the partition's plan did not run as a Ballista job")?;
-    let mut client = SchedulerGrpcClient::connect(format!("http://{scheduler}"))
-        .await
-        .with_context(|| format!("cannot reach the Ballista scheduler at {scheduler}"))?
-        .max_decoding_message_size(64 * 1024 * 1024);
-    let metrics = client
+    let metrics = scheduler
+        .grpc()
+        .await?
         .get_job_metrics(GetJobMetricsParams {
             job_id: job_id.to_string(),
         })
@@ -189,7 +272,7 @@ pub(crate) async fn hash_before_cluster_reads(
 /// on executors, which cannot log events here).
 pub(crate) async fn report_partition(
     plan: &PartitionPlan,
-    scheduler: &str,
+    scheduler: &Scheduler,
     listener: Option<&dyn CheckpointListener>,
     elapsed: Duration,
 ) -> Result<()> {
@@ -249,6 +332,8 @@ pub(crate) struct SchedulerOptions {
     pub bind: SocketAddr,
     /// Seconds without a heartbeat before an executor is declared dead and its tasks rerun.
     pub executor_timeout_seconds: u64,
+    /// Serve over mutual TLS with these credentials (and call executors with them).
+    pub tls: Option<Arc<ClusterTls>>,
 }
 
 /// Runs a scheduler until the process ends.
@@ -264,10 +349,40 @@ pub(crate) async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
     config.override_physical_codec = Some(physical);
     config.executor_timeout_seconds = opts.executor_timeout_seconds;
     config.expire_dead_executor_interval_seconds = (opts.executor_timeout_seconds / 2).clamp(1, 15);
+    if let Some(tls) = &opts.tls {
+        config.override_create_grpc_client_endpoint = Some(tls.endpoint_override());
+    }
     let cluster = BallistaCluster::new_from_config(&config)
         .await
         .context("cannot create the scheduler's cluster state")?;
-    start_server(cluster, opts.bind, Arc::new(config))
+    let Some(tls) = opts.tls else {
+        return start_server(cluster, opts.bind, Arc::new(config))
+            .await
+            .with_context(|| format!("scheduler on {} stopped", opts.bind));
+    };
+    // Ballista's own server has no TLS: the same scheduler service is served here, through the
+    // mutual-TLS acceptor (only its gRPC service: clients fetch results from the executors).
+    config.validate()?;
+    let (max_decoding, max_encoding) = (
+        config.grpc_server_max_decoding_message_size as usize,
+        config.grpc_server_max_encoding_message_size as usize,
+    );
+    let scheduler = ballista_scheduler::scheduler_process::create_scheduler::<
+        LogicalPlanNode,
+        datafusion_proto::protobuf::PhysicalPlanNode,
+    >(cluster, Arc::new(config))
+    .await
+    .context("cannot start the scheduler")?;
+    let service = SchedulerGrpcServer::new(scheduler)
+        .max_decoding_message_size(max_decoding)
+        .max_encoding_message_size(max_encoding);
+    let listener = tokio::net::TcpListener::bind(opts.bind)
+        .await
+        .with_context(|| format!("cannot listen on {}", opts.bind))?;
+    tracing::info!("scheduler listening on {} (mutual TLS)", opts.bind);
+    create_grpc_server(&GrpcServerConfig::default())
+        .add_service(service)
+        .serve_with_incoming(tls::incoming(listener, tls.server_config()?, "scheduler"))
         .await
         .with_context(|| format!("scheduler on {} stopped", opts.bind))
 }
@@ -299,23 +414,24 @@ fn executor_codec(roots: &[PathBuf]) -> Result<Arc<dyn PhysicalExtensionCodec>> 
     Ok(Arc::new(codec.confined_to(resolved)))
 }
 
-/// Refuses a `role` that would listen on `host` beyond this machine unless `insecure` allows it
-/// (then warns): the cluster's calls carry no credentials yet, so whoever reaches a port could
-/// submit plans, and executors read and write what those plans name.
-pub(crate) fn check_bind(role: &str, host: &str, insecure: bool) -> Result<()> {
+/// Refuses a `role` that would listen on `host` beyond this machine without credentials
+/// (`--tls`) unless `insecure` allows it (then warns): without them the cluster's calls are not
+/// authenticated, so whoever reaches a port could submit plans, and executors read and write
+/// what those plans name.
+pub(crate) fn check_bind(role: &str, host: &str, tls: bool, insecure: bool) -> Result<()> {
     let loopback = host == "localhost"
         || host
             .trim_matches(|c| c == '[' || c == ']')
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback());
-    if loopback {
+    if loopback || tls {
         return Ok(());
     }
     if !insecure {
         bail!(
-            "the {role} would listen on {host}, beyond this machine, and the cluster does not \
-             authenticate its callers: anyone who reaches it could run plans that read and write \
-             files. Bind to 127.0.0.1, or pass --insecure on a network you trust"
+            "the {role} would listen on {host}, beyond this machine, without credentials: anyone \
+             who reaches it could run plans that read and write files. Give it --tls DIR (made \
+             by `dj-cluster certs`), bind to 127.0.0.1, or pass --insecure on a network you trust"
         );
     }
     tracing::warn!(
@@ -339,6 +455,9 @@ pub(crate) struct ExecutorOptions {
     /// The directories a plan's local paths must lie under (empty: not confined).
     pub allow_roots: Vec<PathBuf>,
     pub heartbeat_seconds: u64,
+    /// Serve Flight over mutual TLS with these credentials, and call the scheduler and other
+    /// executors with them.
+    pub tls: Option<Arc<ClusterTls>>,
 }
 
 /// Runs an executor until the process ends.
@@ -346,7 +465,7 @@ pub(crate) async fn run_executor(opts: ExecutorOptions) -> Result<()> {
     let (scheduler_host, scheduler_port) = parse_address(&opts.scheduler)?;
     let (logical, _) = codecs();
     let physical = executor_codec(&opts.allow_roots)?;
-    let config = ExecutorProcessConfig {
+    let mut config = ExecutorProcessConfig {
         bind_host: opts.bind_host.clone(),
         external_host: Some(opts.bind_host.clone()),
         port: opts.port,
@@ -362,9 +481,60 @@ pub(crate) async fn run_executor(opts: ExecutorOptions) -> Result<()> {
         override_physical_codec: Some(physical),
         ..Default::default()
     };
+    if let Some(tls) = &opts.tls {
+        let endpoint = tls.endpoint_override();
+        config.override_create_grpc_client_endpoint = Some(endpoint.clone());
+        // Tasks fetch shuffle data from other executors with their session's override.
+        config.override_config_producer = Some(Arc::new(move || {
+            datafusion::prelude::SessionConfig::new_with_ballista()
+                .with_ballista_override_create_grpc_client_endpoint(endpoint.clone())
+        }));
+        config.override_arrow_flight_service = Some(Arc::new(flight_over_tls(
+            tls.clone(),
+            config.grpc_max_decoding_message_size as usize,
+            config.grpc_max_encoding_message_size as usize,
+        )));
+    }
     start_executor_process(Arc::new(config))
         .await
         .with_context(|| format!("executor on {}:{} stopped", opts.bind_host, opts.port))
+}
+
+/// The executor's Arrow Flight service (results and shuffle data), as Ballista's, served
+/// through the mutual-TLS acceptor.
+fn flight_over_tls(
+    tls: Arc<ClusterTls>,
+    max_decoding: usize,
+    max_encoding: usize,
+) -> impl Fn(
+    String,
+    SocketAddr,
+    ballista_executor::shutdown::Shutdown,
+    GrpcServerConfig,
+) -> tokio::task::JoinHandle<Result<(), BallistaError>>
++ Send
++ Sync {
+    move |work_dir, address, mut shutdown, grpc| {
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let server = tls
+                .server_config()
+                .map_err(|e| BallistaError::General(format!("{e:#}")))?;
+            let listener = tokio::net::TcpListener::bind(address).await?;
+            tracing::info!("executor's Arrow Flight service listening on {address} (mutual TLS)");
+            let service = FlightServiceServer::new(BallistaFlightService::new(work_dir))
+                .max_decoding_message_size(max_decoding)
+                .max_encoding_message_size(max_encoding);
+            create_grpc_server(&grpc)
+                .add_service(service)
+                .serve_with_incoming_shutdown(
+                    tls::incoming(listener, server, "executor's Arrow Flight service"),
+                    shutdown.recv(),
+                )
+                .await
+                .map_err(BallistaError::TonicError)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -374,12 +544,18 @@ mod tests {
     #[test]
     fn only_loopback_binds_need_no_insecure_flag() {
         for host in ["127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"] {
-            check_bind("scheduler", host, false).unwrap();
+            check_bind("scheduler", host, false, false).unwrap();
         }
         for host in ["0.0.0.0", "10.77.0.3", "::", "example.org"] {
-            let e = check_bind("executor", host, false).unwrap_err().to_string();
-            assert!(e.contains(host) && e.contains("--insecure"), "{e}");
-            check_bind("executor", host, true).unwrap();
+            let e = check_bind("executor", host, false, false)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(host) && e.contains("--insecure") && e.contains("--tls DIR"),
+                "{e}"
+            );
+            check_bind("executor", host, false, true).unwrap();
+            check_bind("executor", host, true, false).unwrap();
         }
     }
 

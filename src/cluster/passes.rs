@@ -45,7 +45,7 @@ pub(crate) async fn decide_dedups_on_cluster(
     starts: &[Start],
     barriers: &Barriers,
     job: Option<&JobCtx>,
-    cluster: (&SessionContext, &str),
+    cluster: (&SessionContext, &super::Scheduler),
 ) -> Result<DedupPasses> {
     use futures::TryStreamExt;
     let concurrency = concurrency_limit(recipe, ranges.len());
@@ -111,7 +111,7 @@ struct Pass<'a> {
     ranges: &'a [RowRange],
     barriers: &'a Barriers,
     job: Option<&'a JobCtx>,
-    cluster: (&'a SessionContext, &'a str),
+    cluster: (&'a SessionContext, &'a super::Scheduler),
 }
 
 impl Pass<'_> {
@@ -208,7 +208,7 @@ impl Pass<'_> {
 /// checkpoint loads were counted by the pass before) and the dedup's own work in it (hashing,
 /// keys): the pass's time after its input was produced (the last boundary's chain time).
 async fn pass_figures(
-    scheduler: &str,
+    scheduler: &super::Scheduler,
     physical: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
     (p, g, first): (usize, usize, usize),
     from_input: bool,

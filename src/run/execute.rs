@@ -56,7 +56,8 @@ pub(crate) async fn execute(
     let barriers = barriers(recipe, index, starts, job, &concurrency, (&budget, opts))?;
     let cluster = match opts.target(recipe) {
         Target::Local => OnCluster::local(starts),
-        Target::Ballista { scheduler } => {
+        Target::Ballista { scheduler, tls } => {
+            let scheduler = cluster::Scheduler::new(&scheduler, tls.as_deref())?;
             on_cluster(recipe, index, ranges, starts, &barriers, job, scheduler).await?
         }
     };
@@ -153,7 +154,7 @@ fn barriers(
 struct OnCluster {
     session: SessionContext,
     /// The Ballista scheduler; `None`: here.
-    scheduler: Option<String>,
+    scheduler: Option<cluster::Scheduler>,
     starts: Vec<Start>,
     figures: Vec<PassFigures>,
 }
@@ -178,7 +179,7 @@ async fn on_cluster(
     starts: &[Start],
     barriers: &Barriers,
     job: Option<&JobCtx>,
-    scheduler: String,
+    scheduler: cluster::Scheduler,
 ) -> Result<OnCluster> {
     // Executors cannot report content hashes back: hash here before they read.
     if let Some(job) = job {
@@ -260,7 +261,7 @@ struct RunPartitions<'a> {
     opts: &'a RunOptions,
     staging: &'a StagingArea,
     session: &'a SessionContext,
-    scheduler: Option<String>,
+    scheduler: Option<cluster::Scheduler>,
     concurrency: &'a Arc<Concurrency>,
 }
 

@@ -32,9 +32,10 @@ pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
         false,
     )?;
     let target = opts.target(recipe);
-    if let Target::Ballista { scheduler } = &target {
+    if let Target::Ballista { scheduler, tls } = &target {
         crate::cluster::check_recipe(recipe)?;
-        crate::cluster::check_scheduler(scheduler).await?;
+        let scheduler = crate::cluster::Scheduler::new(scheduler, tls.as_deref())?;
+        crate::cluster::check_scheduler(&scheduler).await?;
     }
     if recipe.executor_type != ExecutorType::RayPartitioned {
         if opts.resume.is_some() {

@@ -27,7 +27,7 @@ pub(super) struct PartitionTask {
     pub(super) path: PathBuf,
     pub(super) staging: Staging,
     /// The Ballista scheduler when it runs on a cluster.
-    pub(super) scheduler: Option<String>,
+    pub(super) scheduler: Option<cluster::Scheduler>,
     pub(super) events: Option<Arc<EventLog>>,
     pub(super) listener: Option<Arc<dyn CheckpointListener>>,
     pub(super) concurrency: Arc<Concurrency>,

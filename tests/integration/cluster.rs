@@ -40,6 +40,8 @@ process:
 pub(crate) struct Cluster {
     pub(crate) scheduler: String,
     executors: Vec<Child>,
+    /// Each executor's Arrow Flight port.
+    flight_ports: Vec<u16>,
     scheduler_process: Child,
     dir: tempfile::TempDir,
 }
@@ -81,11 +83,25 @@ impl Cluster {
 
     /// Executors with `env` set and `args` added to their command line.
     fn start_with(executors: usize, env: &[(String, String)], args: &[&str]) -> Cluster {
+        Cluster::start_full(executors, env, &[], &|_| {
+            args.iter().map(|a| a.to_string()).collect()
+        })
+    }
+
+    /// A scheduler with `scheduler_args` added, and executors with `env` set and
+    /// `executor_args(i)` added.
+    fn start_full(
+        executors: usize,
+        env: &[(String, String)],
+        scheduler_args: &[&str],
+        executor_args: &dyn Fn(usize) -> Vec<String>,
+    ) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let scheduler = format!("127.0.0.1:{port}");
         let mut scheduler_process = Command::new(env!("CARGO_BIN_EXE_dj-cluster"))
             .args(["scheduler", "--bind", &scheduler, "--executor-timeout", "4"])
+            .args(scheduler_args)
             .stdout(Stdio::null())
             .stderr(log_file(&dir, "scheduler.log"))
             .spawn()
@@ -94,6 +110,7 @@ impl Cluster {
         let mut cluster = Cluster {
             scheduler,
             executors: Vec::new(),
+            flight_ports: Vec::new(),
             scheduler_process,
             dir,
         };
@@ -106,7 +123,7 @@ impl Cluster {
                 .args(["--port", &flight.to_string()])
                 .args(["--grpc-port", &grpc.to_string()])
                 .args(["--slots", "1", "--heartbeat", "1"])
-                .args(args)
+                .args(executor_args(i))
                 .envs(env.iter().cloned())
                 .arg("--work-dir")
                 .arg(&work)
@@ -116,10 +133,16 @@ impl Cluster {
                 .unwrap();
             wait_listening(flight, &mut child, "executor");
             cluster.executors.push(child);
+            cluster.flight_ports.push(flight);
         }
         // Executors register on their first heartbeat.
         std::thread::sleep(Duration::from_millis(1500));
         cluster
+    }
+
+    /// What process `name` (`scheduler`, `executor-0`...) logged so far.
+    fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(format!("{name}.log"))).unwrap_or_default()
     }
 
     fn work_dir(&self, executor: usize) -> PathBuf {
@@ -632,5 +655,104 @@ fn confined_executors_refuse_paths_outside_their_roots() {
     assert!(
         !outside.dir.path().join("out/result.jsonl").exists(),
         "no export from a refused plan"
+    );
+}
+
+/// `dj-cluster certs` output for `names`, under `dir/out`.
+fn certs(out: &Path, names: &[&str]) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dj-cluster"));
+    c.arg("certs").arg("--out").arg(out);
+    for n in names {
+        c.args(["--name", n]);
+    }
+    ok(&c.output().unwrap());
+}
+
+/// Polls `what` until it holds `needle` (logs are written as the processes go).
+fn wait_for_text(what: impl Fn() -> String, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = what();
+        if text.contains(needle) || Instant::now() > deadline {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A cluster whose members all have credentials from one CA runs over mutual TLS to the local
+/// export, the executors exchanging data too; a client without credentials, one whose
+/// certificate comes from another CA, and a plain connection to an executor are each refused,
+/// and the member they tried logs why.
+#[test]
+fn a_tls_cluster_runs_members_and_refuses_strangers() {
+    let want = local_export();
+    let keys = tempfile::tempdir().unwrap();
+    let ours = keys.path().join("ours");
+    certs(&ours, &["scheduler", "executor-0", "executor-1", "client"]);
+    // A stranger who knows the cluster's CA certificate (it is public) but whose own
+    // certificate another CA signed.
+    let theirs = keys.path().join("theirs");
+    certs(&theirs, &["stranger"]);
+    let stranger = keys.path().join("stranger");
+    std::fs::create_dir(&stranger).unwrap();
+    std::fs::copy(ours.join("ca.pem"), stranger.join("ca.pem")).unwrap();
+    for f in ["cert.pem", "key.pem"] {
+        std::fs::copy(theirs.join("stranger").join(f), stranger.join(f)).unwrap();
+    }
+    let member = |name: &str| ours.join(name).to_str().unwrap().to_string();
+    let cluster = Cluster::start_full(2, &[], &["--tls", &member("scheduler")], &|i| {
+        vec!["--tls".to_string(), member(&format!("executor-{i}"))]
+    });
+    let flags = [
+        "--engine",
+        "ballista",
+        "--scheduler",
+        cluster.scheduler.as_str(),
+    ];
+
+    let job = Job::new("");
+    let client = member("client");
+    ok(&job.run(&[&flags[..], &["--tls", &client, "--job_id", "members"]].concat()));
+    assert_eq!(job.export(), want);
+    assert!(
+        cluster.worked(0) && cluster.worked(1),
+        "both executors ran tasks"
+    );
+
+    // No credentials: refused before any job directory exists.
+    let plain = Job::new("");
+    let out = plain.run(&[&flags[..], &["--job_id", "plain"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("does not accept this client") && err.contains("--tls DIR"),
+        "{err}"
+    );
+    assert!(!plain.job_dir("plain").exists());
+    let log = wait_for_text(|| cluster.log("scheduler"), "does not speak TLS");
+    assert!(
+        log.contains("scheduler: refused a connection from 127.0.0.1")
+            && log.contains("does not speak TLS"),
+        "{log}"
+    );
+
+    // Another CA's certificate: refused by the scheduler.
+    let out = plain.run(&[&flags[..], &["--tls", stranger.to_str().unwrap()]].concat());
+    assert!(!out.status.success());
+    let log = wait_for_text(|| cluster.log("scheduler"), "not from this cluster's CA");
+    assert!(
+        log.contains("its certificate is not from this cluster's CA"),
+        "{log}"
+    );
+    assert!(!plain.dir.path().join("out/result.jsonl").exists());
+
+    // The executors' Flight services (results, shuffle data) refuse plain callers too.
+    let mut s = TcpStream::connect(("127.0.0.1", cluster.flight_ports[0])).unwrap();
+    std::io::Write::write_all(&mut s, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
+    let log = wait_for_text(|| cluster.log("executor-0"), "Flight service: refused");
+    assert!(
+        log.contains("executor's Arrow Flight service: refused a connection from 127.0.0.1"),
+        "{log}"
     );
 }

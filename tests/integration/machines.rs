@@ -104,8 +104,13 @@ impl Machines {
         c
     }
 
+    /// Where the stderr of the process spawned on machine `name` goes.
+    fn log(&self, name: &str) -> std::path::PathBuf {
+        self._logs.path().join(format!("{name}.log"))
+    }
+
     fn spawn(&mut self, name: &str, env: &[(String, String)], program: &str, args: &[&str]) {
-        let log = std::fs::File::create(self._logs.path().join(format!("{name}.log"))).unwrap();
+        let log = std::fs::File::create(self.log(name)).unwrap();
         let child = self
             .command(name, env, program, args)
             .stdout(Stdio::null())
@@ -176,7 +181,8 @@ fn object(key: &str) -> Remote {
 /// directory on object storage, run by a client machine on a scheduler and two executors: the
 /// export is the local run's; the job directory (checkpoints, events, summary) is published; the
 /// per-op counts are the local run's; a job killed on the client machine resumes on another to
-/// the same export; and that machine lists the jobs and queries their checkpoints.
+/// the same export; and that machine lists the jobs and queries their checkpoints. The members
+/// talk over mutual TLS (`dj-cluster certs`); a machine without credentials is refused.
 #[test]
 fn a_cluster_of_separate_machines_shares_only_object_storage() {
     let Some(mut m) = Machines::start(&["s3", "sched", "ex1", "ex2", "client", "other"]) else {
@@ -234,17 +240,35 @@ fn a_cluster_of_separate_machines_shares_only_object_storage() {
         .unwrap());
     let want = std::fs::read(tmp.path().join("out/result.jsonl")).unwrap();
 
+    // Every member has credentials from the cluster's CA: the cluster runs over mutual TLS.
+    let certs = tmp.path().join("certs");
     let cluster = env!("CARGO_BIN_EXE_dj-cluster");
+    ok(&Command::new(cluster)
+        .args(["certs", "--out", certs.to_str().unwrap()])
+        .args([
+            "--name", "sched", "--name", "ex1", "--name", "ex2", "--name", "client",
+        ])
+        .output()
+        .unwrap());
+    let tls = |member: &str| certs.join(member).to_str().unwrap().to_string();
+    let client_tls = tls("client");
+    let sched_tls = tls("sched");
     m.spawn(
         "sched",
         &[],
         cluster,
-        // Beyond loopback the cluster has no authentication yet: it must be asked for.
-        &["scheduler", "--bind", "10.77.0.3:50050", "--insecure"],
+        &[
+            "scheduler",
+            "--bind",
+            "10.77.0.3:50050",
+            "--tls",
+            &sched_tls,
+        ],
     );
     wait_listening("10.77.0.3:50050");
     for (name, host) in [("ex1", "10.77.0.4"), ("ex2", "10.77.0.5")] {
         let work = format!("{PRIVATE}/work");
+        let member_tls = tls(name);
         let args = [
             "executor",
             "--scheduler",
@@ -259,7 +283,8 @@ fn a_cluster_of_separate_machines_shares_only_object_storage() {
             "1",
             "--work-dir",
             &work,
-            "--insecure",
+            "--tls",
+            &member_tls,
         ];
         m.spawn(name, &s3_env(), cluster, &args);
         wait_listening(&format!("{host}:50051"));
@@ -280,6 +305,30 @@ fn a_cluster_of_separate_machines_shares_only_object_storage() {
         .output()
         .unwrap()
     };
+    // A machine without credentials is refused before it makes a job, and the scheduler logs
+    // the refusal.
+    let refused = run(
+        "other",
+        &[
+            "--engine",
+            "ballista",
+            "--scheduler",
+            "10.77.0.3:50050",
+            "--job_id",
+            "intruder",
+        ],
+    );
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && err.contains("does not accept this client"),
+        "{err}"
+    );
+    assert!(object("jobs/intruder/").list().unwrap().is_empty());
+    let sched_log = std::fs::read_to_string(m.log("sched")).unwrap();
+    assert!(
+        sched_log.contains("scheduler: refused a connection from 10.77.0.7"),
+        "{sched_log}"
+    );
     let out = ok(&run(
         "client",
         &[
@@ -287,6 +336,8 @@ fn a_cluster_of_separate_machines_shares_only_object_storage() {
             "ballista",
             "--scheduler",
             "10.77.0.3:50050",
+            "--tls",
+            &client_tls,
             "--job_id",
             "apart",
         ],
@@ -381,6 +432,8 @@ fn a_cluster_of_separate_machines_shares_only_object_storage() {
                 "ballista",
                 "--scheduler",
                 "10.77.0.3:50050",
+                "--tls",
+                &client_tls,
                 "--job_id",
                 "moved",
             ],
@@ -416,6 +469,8 @@ fn a_cluster_of_separate_machines_shares_only_object_storage() {
             "ballista",
             "--scheduler",
             "10.77.0.3:50050",
+            "--tls",
+            &client_tls,
             "--resume",
             "moved",
         ],
