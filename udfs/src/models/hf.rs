@@ -21,16 +21,30 @@ impl std::fmt::Debug for HfTokenizer {
 
 impl HfTokenizer {
     /// Errors name the file.
+    ///
+    /// The `tokenizers` crate panics on some malformed files (a truncated `decoder` section:
+    /// found by the fuzz target), so the JSON is checked first and the load runs under
+    /// `catch_unwind`: a bad file is an error, never a crash.
     pub fn open(path: &Path) -> Result<HfTokenizer, String> {
         let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-        let mut inner = tokenizers::Tokenizer::from_file(path).map_err(|e| err(&e))?;
-        inner
-            .with_truncation(None)
-            .map_err(|e| err(&e))?
-            .with_padding(None);
-        inner
-            .encode("Data-Juicer 1.6 \u{4e2d}\u{6587} \u{1f642}", false)
-            .map_err(|e| err(&format!("the tokenizer fails on a sample text: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(|e| err(&e))?;
+        serde_json::from_str::<serde_json::Value>(&text)
+            .map_err(|e| err(&format!("not a valid tokenizer.json: {e}")))?;
+        let load = || -> Result<tokenizers::Tokenizer, String> {
+            let mut inner: tokenizers::Tokenizer = text.parse().map_err(|e| err(&e))?;
+            inner
+                .with_truncation(None)
+                .map_err(|e| err(&e))?
+                .with_padding(None);
+            inner
+                .encode("Data-Juicer 1.6 \u{4e2d}\u{6587} \u{1f642}", false)
+                .map_err(|e| err(&format!("the tokenizer fails on a sample text: {e}")))?;
+            Ok(inner)
+        };
+        let inner =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(load)).map_err(|_| {
+                err(&"not a valid tokenizer.json (the tokenizers library failed reading it)")
+            })??;
         Ok(HfTokenizer { inner })
     }
 
@@ -135,6 +149,30 @@ fn in_hub_cache(cache: &Path, name: &str, looked: &mut Vec<PathBuf>) -> Option<P
 
 #[cfg(test)]
 mod tests {
+    /// A regression test from the fuzz target: a file cut inside its `decoder` section made the
+    /// `tokenizers` crate panic.
+    #[test]
+    fn a_truncated_tokenizer_is_an_error_not_a_panic() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../data/models/models--EleutherAI--pythia-6.9b-deduped/snapshots/0000000000000000000000000000000000f1x7e5/tokenizer.json",
+        );
+        let text = std::fs::read_to_string(&fixture).unwrap();
+        let cut = text.find("\"decoder\"").unwrap() + 30;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokenizer.json");
+        std::fs::write(&path, &text[..cut]).unwrap();
+        let e = HfTokenizer::open(&path).unwrap_err();
+        assert!(
+            e.contains("tokenizer.json: not a valid tokenizer.json: EOF"),
+            "{e}"
+        );
+        // Valid JSON whose decoder is no decoder.
+        let broken = text.replacen("\"decoder\": {", "\"decoder\": 7, \"was\": {", 1);
+        std::fs::write(&path, broken).unwrap();
+        assert!(HfTokenizer::open(&path).is_err());
+        HfTokenizer::open(&fixture).unwrap();
+    }
+
     use super::*;
     use crate::cache_dirs::fixed_env;
 
