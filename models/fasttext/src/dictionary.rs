@@ -73,6 +73,77 @@ pub(crate) struct TokenScratch {
     pub rows: Vec<i32>,
     hashes: Vec<i32>,
     wrapped: Vec<u8>,
+    seen: SeenTokens,
+}
+
+/// The tokens of the current line already turned into rows: a word repeated in a long
+/// document costs a lookup here instead of the dictionary probe and its char n-grams again.
+/// A token's rows depend on the token alone, so this changes nothing in the result.
+#[derive(Default)]
+struct SeenTokens {
+    /// Open addressing on the token's FNV hash: entry index + 1, 0 when empty.
+    slots: Vec<u32>,
+    entries: Vec<SeenToken>,
+    /// Each entry's rows, back to back.
+    rows: Vec<i32>,
+}
+
+#[derive(Clone, Copy)]
+struct SeenToken {
+    /// Where the token is in the line.
+    start: u32,
+    len: u32,
+    rows_start: u32,
+    rows_end: u32,
+    hash: u32,
+    /// A label: it adds nothing.
+    label: bool,
+}
+
+impl SeenTokens {
+    /// Empties the table, sized for a line of `len` bytes.
+    fn reset(&mut self, len: usize) {
+        let want = (len / 4 + 16).next_power_of_two();
+        self.slots.clear();
+        self.slots.resize(want, 0);
+        self.entries.clear();
+        self.rows.clear();
+    }
+
+    /// The slot of `token` (hash `h`) in `line`: its entry, or the empty slot for it.
+    fn find(&self, line: &[u8], token: &[u8], h: u32) -> (usize, Option<SeenToken>) {
+        let mask = self.slots.len() - 1;
+        let mut slot = (h.wrapping_mul(0x9E37_79B9) >> 7) as usize & mask;
+        loop {
+            match self.slots[slot] {
+                0 => return (slot, None),
+                i => {
+                    let e = self.entries[i as usize - 1];
+                    if e.hash == h && &line[e.start as usize..(e.start + e.len) as usize] == token {
+                        return (slot, Some(e));
+                    }
+                }
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    fn insert(&mut self, slot: usize, entry: SeenToken) {
+        self.entries.push(entry);
+        self.slots[slot] = self.entries.len() as u32;
+        if self.entries.len() * 2 > self.slots.len() {
+            let mut bigger = vec![0u32; self.slots.len() * 2];
+            let mask = bigger.len() - 1;
+            for (i, e) in self.entries.iter().enumerate() {
+                let mut slot = (e.hash.wrapping_mul(0x9E37_79B9) >> 7) as usize & mask;
+                while bigger[slot] != 0 {
+                    slot = (slot + 1) & mask;
+                }
+                bigger[slot] = i as u32 + 1;
+            }
+            self.slots = bigger;
+        }
+    }
 }
 
 impl Dictionary {
@@ -198,8 +269,9 @@ impl Dictionary {
             None => text,
         };
         let mut ended = false;
+        s.seen.reset(line.len());
         for token in line.split(|&b| is_separator(b)).filter(|t| !t.is_empty()) {
-            self.add_token(token, s);
+            self.add_seen_token(line, token, s);
             if token == EOS {
                 ended = true;
                 break;
@@ -211,8 +283,39 @@ impl Dictionary {
         self.add_word_ngrams(s);
     }
 
-    fn add_token(&self, token: &[u8], s: &mut TokenScratch) {
+    /// [`Self::add_token`] for `token`, a slice of `line`, remembering its rows for the
+    /// line's later occurrences.
+    fn add_seen_token(&self, line: &[u8], token: &[u8], s: &mut TokenScratch) {
         let h = fnv_hash(token);
+        let (slot, seen) = s.seen.find(line, token, h);
+        if let Some(e) = seen {
+            if !e.label {
+                let rows = &s.seen.rows[e.rows_start as usize..e.rows_end as usize];
+                s.rows.extend_from_slice(rows);
+                s.hashes.push(e.hash as i32);
+            }
+            return;
+        }
+        let (rows_before, hashes_before) = (s.rows.len(), s.hashes.len());
+        self.add_token_hashed(token, h, s);
+        let rows_start = s.seen.rows.len() as u32;
+        s.seen.rows.extend_from_slice(&s.rows[rows_before..]);
+        let entry = SeenToken {
+            start: (token.as_ptr() as usize - line.as_ptr() as usize) as u32,
+            len: token.len() as u32,
+            rows_start,
+            rows_end: s.seen.rows.len() as u32,
+            hash: h,
+            label: s.hashes.len() == hashes_before,
+        };
+        s.seen.insert(slot, entry);
+    }
+
+    fn add_token(&self, token: &[u8], s: &mut TokenScratch) {
+        self.add_token_hashed(token, fnv_hash(token), s);
+    }
+
+    fn add_token_hashed(&self, token: &[u8], h: u32, s: &mut TokenScratch) {
         let wid = self.table[self.find_slot(token, h)];
         let is_label = if wid < 0 {
             token.starts_with(LABEL_PREFIX)

@@ -8,6 +8,8 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
+use dj_sentencepiece::Pieces;
+
 use super::SentencePiece;
 
 /// Text and pieces kept per thread, in bytes: two batches of 8192 ordinary documents (about
@@ -24,19 +26,13 @@ struct Entry {
 }
 
 impl Entry {
-    fn new(hash: u64, model: usize, text: &str, pieces: &[String]) -> Entry {
-        let mut joined = String::with_capacity(pieces.iter().map(String::len).sum());
-        let mut ends = Vec::with_capacity(pieces.len());
-        for p in pieces {
-            joined.push_str(p);
-            ends.push(joined.len() as u32);
-        }
+    fn new(hash: u64, model: usize, text: &str, pieces: &Pieces) -> Entry {
         Entry {
             hash,
             model,
             text: text.into(),
-            joined: joined.into(),
-            ends: ends.into(),
+            joined: pieces.joined.as_str().into(),
+            ends: pieces.ends.as_slice().into(),
         }
     }
 
@@ -86,6 +82,8 @@ impl Cache {
 
 thread_local! {
     static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+    /// The pieces being encoded, reused across texts.
+    static ENCODED: RefCell<Pieces> = RefCell::new(Pieces::default());
 }
 
 /// Calls `f` with `sp.encode_as_pieces(text)`, reusing the pieces this thread computed for the same
@@ -106,8 +104,18 @@ pub(crate) fn with_pieces<R>(
             return f(&mut sp.encode_as_pieces(text).iter().map(String::as_str));
         };
         if cache.get(hash, model, text).is_none() {
-            let pieces = sp.encode_as_pieces(text);
-            cache.insert(Entry::new(hash, model, text, &pieces));
+            let entry = ENCODED.with(|cell| {
+                let pieces = &mut *cell.borrow_mut();
+                pieces.clear();
+                sp.encode_joined(text, pieces);
+                let entry = Entry::new(hash, model, text, pieces);
+                // A long document's buffers are not kept for the short ones after it.
+                if pieces.joined.capacity() > 1 << 20 {
+                    *pieces = Pieces::default();
+                }
+                entry
+            });
+            cache.insert(entry);
         }
         let entry = cache.get(hash, model, text).expect("just inserted");
         f(&mut entry.pieces())
@@ -119,8 +127,12 @@ mod tests {
     use super::*;
 
     fn entry(hash: u64, text: &str, pieces: &[&str]) -> Entry {
-        let pieces: Vec<String> = pieces.iter().map(|p| p.to_string()).collect();
-        Entry::new(hash, 1, text, &pieces)
+        let mut joined = Pieces::default();
+        for p in pieces {
+            joined.joined.push_str(p);
+            joined.ends.push(joined.joined.len() as u32);
+        }
+        Entry::new(hash, 1, text, &joined)
     }
 
     #[test]

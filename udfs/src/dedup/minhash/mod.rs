@@ -302,8 +302,9 @@ impl Shingler {
                     .pieces
                     .as_ref()
                     .expect("SentencePiece shingles are only built with their model");
-                let pieces = model.encode_as_pieces(&text);
-                let tokens: Vec<&str> = pieces.iter().map(String::as_str).collect();
+                let mut pieces = dj_sentencepiece::Pieces::default();
+                model.encode_joined(&text, &mut pieces);
+                let tokens: Vec<&str> = pieces.iter().collect();
                 joined_windows(&tokens, w, f, b"");
             }
         }
