@@ -30,6 +30,14 @@ fn offset(unit: u32) -> usize {
 const MAX_MATCHES: usize = 32;
 
 impl CharsMap {
+    /// Whether some rule's key starts with `byte` (when none does, `byte` maps to itself).
+    pub(crate) fn may_start_with(&self, byte: u8) -> bool {
+        let node = offset(self.units[0]) ^ usize::from(byte);
+        self.units
+            .get(node)
+            .is_some_and(|&unit| label(unit) == u32::from(byte))
+    }
+
     /// Splits and validates the blob like sentencepiece 0.2.3's
     /// `DecodePrecompiledCharsMap` + `DoubleArray::validate`, so every transition and
     /// every value stays in bounds afterwards.

@@ -150,9 +150,10 @@ impl SentencePiece {
             reason,
         };
         let vocab = Vocab::new(&proto, proto.trainer.model_type).map_err(invalid)?;
-        let normalizer =
+        let mut normalizer =
             Normalizer::new(&proto.normalizer, proto.trainer.treat_whitespace_as_suffix)
                 .map_err(|e| invalid(format!("normalizer: {e}")))?;
+        normalizer.note_user_symbols(&vocab.user_symbols);
         Ok(SentencePiece {
             model_type: proto.trainer.model_type,
             vocab,

@@ -16,6 +16,9 @@ pub(crate) struct Normalizer {
     remove_extra_whitespaces: bool,
     escape_whitespaces: bool,
     treat_whitespace_as_suffix: bool,
+    /// ASCII bytes no rule and no user-defined symbol starts with: each is its own
+    /// normalized form, so runs of them are copied without a trie walk per character.
+    plain: [bool; 128],
 }
 
 /// Byte length of the UTF-8 sequence a lead byte starts (1 for stray continuation bytes),
@@ -42,7 +45,17 @@ impl Normalizer {
             remove_extra_whitespaces: spec.remove_extra_whitespaces,
             escape_whitespaces: spec.escape_whitespaces,
             treat_whitespace_as_suffix,
+            plain: [false; 128],
         })
+    }
+
+    /// Finds the ASCII bytes that normalize to themselves, given the model's user-defined
+    /// symbols (which [`Self::normalize`] is then always called with).
+    pub(crate) fn note_user_symbols(&mut self, user: &PrefixMatcher) {
+        for b in 0..128u8 {
+            self.plain[usize::from(b)] = !user.may_start_with(b)
+                && !self.charsmap.as_ref().is_some_and(|m| m.may_start_with(b));
+        }
     }
 
     /// Normalizes the head of `input`: `(normalized text, bytes consumed)`.
@@ -91,6 +104,17 @@ impl Normalizer {
 
         let mut is_prev_space = self.remove_extra_whitespaces;
         while !input.is_empty() {
+            // A run of plain characters other than the space: copied as they are.
+            let run = input
+                .iter()
+                .take_while(|&&b| b != b' ' && b < 0x80 && self.plain[usize::from(b)])
+                .count();
+            if run > 0 {
+                out.extend_from_slice(&input[..run]);
+                input = &input[run..];
+                is_prev_space = false;
+                continue;
+            }
             let (mut piece, consumed) = self.normalize_prefix(input, user);
             if is_prev_space {
                 while let [b' ', rest @ ..] = piece {
@@ -125,6 +149,48 @@ impl Normalizer {
         }
         if self.treat_whitespace_as_suffix && self.add_dummy_prefix {
             self.push_space(out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The plain-run shortcut gives exactly the character-by-character normalization.
+    #[test]
+    fn plain_runs_normalize_as_each_character_does() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let texts = [
+            "  Hello,  world!\tTabs\nand\r\nlines  ",
+            "ASCII only: a-b_c (d) [e] {f} 1.5e3 ~`'\"",
+            "Mixed ｆｕｌｌｗｉｄｔｈ and café, naïve  \u{3000} ideographic space",
+            "\u{0} nul \u{7f} del \u{1b}[0m escapes",
+            "",
+            "   ",
+        ];
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "model") {
+                continue;
+            }
+            let sp = crate::SentencePiece::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+            let mut slow = sp.normalizer.plain;
+            slow.fill(false);
+            let mut reference =
+                crate::SentencePiece::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+            reference.normalizer.plain = slow;
+            assert!(
+                sp.normalizer.plain.iter().any(|&p| p),
+                "{}: no plain bytes",
+                path.display()
+            );
+            for text in texts {
+                assert_eq!(
+                    sp.encode_as_pieces(text),
+                    reference.encode_as_pieces(text),
+                    "{}: {text:?}",
+                    path.display()
+                );
+            }
         }
     }
 }

@@ -178,6 +178,11 @@ impl DoubleArray {
         DoubleArray { units }
     }
 
+    /// Whether some key starts with `byte`.
+    pub(crate) fn has_key_starting_with(&self, byte: u8) -> bool {
+        !self.units.is_empty() && self.child(0, byte).is_some()
+    }
+
     #[inline]
     fn child(&self, node: usize, byte: u8) -> Option<usize> {
         let child = self.units[node].base as usize ^ usize::from(byte);

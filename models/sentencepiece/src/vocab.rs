@@ -21,6 +21,13 @@ pub(crate) struct PrefixMatcher {
 }
 
 impl PrefixMatcher {
+    /// Whether some user-defined symbol starts with `byte`.
+    pub(crate) fn may_start_with(&self, byte: u8) -> bool {
+        self.trie
+            .as_ref()
+            .is_some_and(|t| t.has_key_starting_with(byte))
+    }
+
     /// Length of the longest user-defined symbol at the head of `text`. Like the C++, only
     /// the 64 shortest matches are considered.
     #[inline]
