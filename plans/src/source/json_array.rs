@@ -6,7 +6,6 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use super::SourceError;
-use super::jsonl::max_line_bytes;
 
 /// Where the reader is in the array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,10 +31,12 @@ pub(crate) struct ArrayElements<R> {
     /// Elements read so far.
     index: u64,
     at: At,
+    /// The longest element read, in bytes (`DJ_MAX_LINE_MB`).
+    limit: usize,
 }
 
 impl<R: BufRead> ArrayElements<R> {
-    pub(crate) fn new(reader: R, path: &Path) -> Self {
+    pub(crate) fn new(reader: R, path: &Path, limit: usize) -> Self {
         ArrayElements {
             reader,
             path: path.to_path_buf(),
@@ -43,6 +44,7 @@ impl<R: BufRead> ArrayElements<R> {
             line: 1,
             index: 0,
             at: At::Start,
+            limit,
         }
     }
 
@@ -157,7 +159,7 @@ impl<R: BufRead> ArrayElements<R> {
     /// the JSON parser.
     fn read_value(&mut self) -> Result<(), SourceError> {
         self.buf.clear();
-        let limit = max_line_bytes();
+        let limit = self.limit;
         let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
         let first = self.peek()?;
         let scalar = !matches!(first, Some(b'{' | b'[' | b'"'));
@@ -238,7 +240,7 @@ mod tests {
     fn elements(text: &str) -> Result<Vec<(u64, u64, String)>, String> {
         // A tiny buffer, so elements straddle refills.
         let reader = std::io::BufReader::with_capacity(3, text.as_bytes());
-        let mut a = ArrayElements::new(reader, Path::new("in.json"));
+        let mut a = ArrayElements::new(reader, Path::new("in.json"), 1 << 20);
         let mut out = Vec::new();
         loop {
             match a.next_element() {

@@ -105,7 +105,7 @@ impl<R: BufRead> Lines<R> {
 /// must fit one Arrow string array (2 GiB), and reading a line takes about 4x its size in memory
 /// (the line, its JSON decoding, its Arrow column, its output), so a longer one is refused with an
 /// error naming it rather than read until the process is killed.
-pub(super) fn max_line_bytes() -> usize {
+fn max_line_bytes() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *MAX.get_or_init(|| {
         let mb = std::env::var("DJ_MAX_LINE_MB")
@@ -523,7 +523,7 @@ pub(super) fn array_elements(
     compression: Compression,
 ) -> Result<ArrayElements<BufReader<Box<dyn Read + Send>>>, SourceError> {
     let reader = BufReader::with_capacity(1 << 20, open(path, compression)?);
-    Ok(ArrayElements::new(reader, path))
+    Ok(ArrayElements::new(reader, path, max_line_bytes()))
 }
 
 /// The array's next element, checked to be an object, as its [`Skeleton`].
