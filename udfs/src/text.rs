@@ -375,6 +375,10 @@ impl<'a> Iterator for PyLines<'a> {
     fn next(&mut self) -> Option<&'a str> {
         let b = self.s.as_bytes();
         while self.i < b.len() {
+            self.i = next_boundary_candidate(b, self.i);
+            if self.i >= b.len() {
+                break;
+            }
             let i = self.i;
             let len = match b[i] {
                 b'\r' if b.get(i + 1) == Some(&b'\n') => 2,
@@ -402,6 +406,49 @@ impl<'a> Iterator for PyLines<'a> {
         }
         None
     }
+}
+
+/// Whether a line boundary may start at byte `b`: `\n`, `\r`, VT, FF, the separators 1C-1E,
+/// and the lead bytes of U+0085 (C2) and U+2028/9 (E2).
+#[inline]
+fn may_start_boundary(b: u8) -> bool {
+    matches!(b, 0x0a..=0x0d | 0x1c..=0x1e | 0xC2 | 0xE2)
+}
+
+/// The first index from `i` on whose byte may start a line boundary (`b.len()` if none): 16
+/// bytes at a time with SSE2, which x86-64 always has.
+#[inline]
+fn next_boundary_candidate(b: &[u8], mut i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        while i + 16 <= b.len() {
+            // SAFETY: SSE2 is part of x86-64; the load reads b[i..i + 16], in bounds.
+            let mask = unsafe {
+                let x = _mm_loadu_si128(b.as_ptr().add(i).cast());
+                let in_range = |lo: i8, span: i8| {
+                    let y = _mm_sub_epi8(x, _mm_set1_epi8(lo));
+                    _mm_cmpeq_epi8(_mm_min_epu8(y, _mm_set1_epi8(span)), y)
+                };
+                let hit = _mm_or_si128(
+                    _mm_or_si128(in_range(0x0a, 3), in_range(0x1c, 2)),
+                    _mm_or_si128(
+                        _mm_cmpeq_epi8(x, _mm_set1_epi8(0xC2u8 as i8)),
+                        _mm_cmpeq_epi8(x, _mm_set1_epi8(0xE2u8 as i8)),
+                    ),
+                );
+                _mm_movemask_epi8(hit)
+            };
+            if mask != 0 {
+                return i + mask.trailing_zeros() as usize;
+            }
+            i += 16;
+        }
+    }
+    while i < b.len() && !may_start_boundary(b[i]) {
+        i += 1;
+    }
+    i
 }
 
 static PY_ALNUM: LazyLock<CharSet> =
@@ -823,6 +870,64 @@ mod tests {
         assert!(py_splitlines("").is_empty());
         // U+001F is whitespace but not a line break.
         assert_eq!(py_splitlines("a\u{1f}b"), vec!["a\u{1f}b"]);
+    }
+
+    /// The 16-byte scan finds every boundary, wherever it falls in a chunk, and skips the
+    /// lookalike lead bytes (C2 and E2 of other characters).
+    #[test]
+    fn splitlines_scan_finds_boundaries_at_any_offset() {
+        fn reference(s: &str) -> Vec<&str> {
+            let (mut out, mut start, mut chars) = (Vec::new(), 0, s.char_indices().peekable());
+            while let Some((i, c)) = chars.next() {
+                let breaks = matches!(
+                    c,
+                    '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}'
+                        ..='\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+                );
+                if breaks {
+                    out.push(&s[start..i]);
+                    let mut end = i + c.len_utf8();
+                    if c == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
+                        chars.next();
+                        end += 1;
+                    }
+                    start = end;
+                }
+            }
+            if start < s.len() {
+                out.push(&s[start..]);
+            }
+            out
+        }
+        let pieces = [
+            "word",
+            " ",
+            "\n",
+            "\r\n",
+            "\r",
+            "\u{85}",
+            "\u{2028}",
+            "\u{2029}",
+            "\u{1c}",
+            "\u{b}",
+            "«é»",
+            "\u{201c}quoted\u{201d}",
+            "\u{2014}",
+            "\u{a0}",
+            "longer text here",
+            "\t",
+        ];
+        let mut state = 12345u64;
+        for _ in 0..2000 {
+            let mut text = String::new();
+            for _ in 0..(state % 40) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(pieces[(state % pieces.len() as u64) as usize]);
+            }
+            assert_eq!(py_splitlines(&text), reference(&text), "{text:?}");
+        }
     }
 
     #[test]
