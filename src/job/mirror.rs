@@ -23,6 +23,10 @@ pub(crate) struct JobMirror {
     /// Checkpoint sinks upload their own files (plans run on a cluster): [`JobMirror::sync`]
     /// leaves checkpoints alone.
     sinks_publish: std::sync::atomic::AtomicBool,
+    /// Held through a whole [`JobMirror::sync`]: partitions sync as their checkpoints land, and
+    /// without it an earlier sync's slower upload of a file (the event log) could land after
+    /// the final sync's newer one and leave the bucket with the older copy.
+    syncing: Mutex<()>,
 }
 
 /// One file as this machine last published or fetched it: the object's ETag, and the local
@@ -154,6 +158,7 @@ impl JobMirror {
             remote,
             manifest: Mutex::new(manifest),
             sinks_publish: std::sync::atomic::AtomicBool::new(false),
+            syncing: Mutex::new(()),
         }))
     }
 
@@ -282,6 +287,7 @@ impl JobMirror {
     /// published; checkpoints last, so a published checkpoint never precedes the partition
     /// hash and saved keys it depends on, and seals before the files they seal.
     pub(crate) fn sync(&self) -> Result<()> {
+        let _one_at_a_time = self.syncing.lock().unwrap_or_else(|e| e.into_inner());
         let mut files = Vec::new();
         let mut stack = vec![self.local.clone()];
         while let Some(dir) = stack.pop() {
