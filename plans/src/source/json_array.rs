@@ -57,25 +57,13 @@ impl<R: BufRead> ArrayElements<R> {
 
     /// The next byte, not consumed; `None` at the end of the file.
     fn peek(&mut self) -> Result<Option<u8>, SourceError> {
-        loop {
-            match self.reader.fill_buf() {
-                Ok(b) => return Ok(b.first().copied()),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(SourceError::io(&self.path, e)),
-            }
-        }
+        Ok(fill(&mut self.reader, &self.path)?.first().copied())
     }
 
     /// Skips whitespace (and a byte-order mark at the start), counting lines.
     fn skip_space(&mut self) -> Result<Option<u8>, SourceError> {
         loop {
-            let available = loop {
-                match self.reader.fill_buf() {
-                    Ok(b) => break b,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(SourceError::io(&self.path, e)),
-                }
-            };
+            let available = fill(&mut self.reader, &self.path)?;
             if available.is_empty() {
                 return Ok(None);
             }
@@ -164,13 +152,7 @@ impl<R: BufRead> ArrayElements<R> {
         let first = self.peek()?;
         let scalar = !matches!(first, Some(b'{' | b'[' | b'"'));
         loop {
-            let available = loop {
-                match self.reader.fill_buf() {
-                    Ok(b) => break b,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(SourceError::io(&self.path, e)),
-                }
-            };
+            let available = fill(&mut self.reader, &self.path)?;
             if available.is_empty() {
                 return Err(self.invalid(format!(
                     "the file ends inside element {} of the JSON array",
@@ -231,6 +213,19 @@ impl<R: BufRead> ArrayElements<R> {
             }
         }
     }
+}
+
+/// The reader's buffered bytes, refilled when empty (empty at the end of the file); an
+/// interrupted read is retried. A free function, so the caller keeps its other fields.
+fn fill<'a, R: BufRead>(reader: &'a mut R, path: &Path) -> Result<&'a [u8], SourceError> {
+    // Retried without keeping the buffer (the borrow checker cannot yet return it from the
+    // loop); the call after a success returns the buffered bytes without reading.
+    while let Err(e) = reader.fill_buf() {
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(SourceError::io(path, e));
+        }
+    }
+    reader.fill_buf().map_err(|e| SourceError::io(path, e))
 }
 
 #[cfg(test)]

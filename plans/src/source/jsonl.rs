@@ -560,18 +560,9 @@ pub(crate) fn read_range(
     emit: &mut dyn FnMut(RecordBatch) -> bool,
 ) -> Result<(), SourceError> {
     let path = file.path.as_path();
-    let decode_err = |line: u64, e: ArrowError| SourceError::BadRow {
-        path: path.to_path_buf(),
-        line,
-        message: e.to_string(),
-    };
-    let mut decoder = ReaderBuilder::new(schema.clone())
-        .with_batch_size(BATCH_ROWS)
-        .build_decoder()
-        .map_err(|e| decode_err(0, e))?;
+    let mut batcher = Batcher::new(schema, path, emit)?;
     if file.format == FileFormat::JsonArray {
         let mut elements = array_elements(path, file.compression)?;
-        let (mut rows, mut bytes, mut line) = (0usize, 0usize, 0);
         let mut row = start;
         while row < end {
             let Some((i, at)) = elements.next_element()? else {
@@ -586,25 +577,12 @@ pub(crate) fn read_range(
             if i < start {
                 continue;
             }
-            (row, line) = (i + 1, at);
-            decoder
-                .decode(&elements.buf)
-                .map_err(|e| decode_err(line, e))?;
-            rows += 1;
-            bytes += elements.buf.len();
-            if rows >= BATCH_ROWS || bytes >= BATCH_BYTES {
-                if let Some(b) = decoder.flush().map_err(|e| decode_err(line, e))?
-                    && !emit(b)
-                {
-                    return Ok(());
-                }
-                (rows, bytes) = (0, 0);
+            row = i + 1;
+            if !batcher.push(&elements.buf, at)? {
+                return Ok(());
             }
         }
-        if let Some(b) = decoder.flush().map_err(|e| decode_err(line, e))? {
-            emit(b);
-        }
-        return Ok(());
+        return batcher.finish();
     }
 
     let sp = file
@@ -638,7 +616,6 @@ pub(crate) fn read_range(
         sp.line,
     );
     let mut row = sp.row;
-    let (mut rows, mut bytes) = (0usize, 0usize);
     while row < end {
         let Some((_, line)) = lines.next_row(path)? else {
             return Err(SourceError::Invalid {
@@ -653,24 +630,78 @@ pub(crate) fn read_range(
         if row <= start {
             continue;
         }
-        decoder
-            .decode(&lines.buf)
-            .map_err(|e| decode_err(line, e))?;
-        rows += 1;
-        bytes += lines.buf.len();
-        if rows >= BATCH_ROWS || bytes >= BATCH_BYTES {
-            if let Some(b) = decoder.flush().map_err(|e| decode_err(line, e))?
-                && !emit(b)
-            {
-                return Ok(());
-            }
-            (rows, bytes) = (0, 0);
+        if !batcher.push(&lines.buf, line)? {
+            return Ok(());
         }
     }
-    if let Some(b) = decoder.flush().map_err(|e| decode_err(lines.line, e))? {
-        emit(b);
+    batcher.finish()
+}
+
+/// Rows (JSON objects, raw) fed to Arrow's JSON decoder and handed on as a batch every
+/// [`BATCH_ROWS`] rows or [`BATCH_BYTES`] bytes.
+struct Batcher<'a> {
+    decoder: datafusion::arrow::json::reader::Decoder,
+    path: &'a Path,
+    emit: &'a mut dyn FnMut(RecordBatch) -> bool,
+    rows: usize,
+    bytes: usize,
+    /// The line of the last row decoded, which a decoding error names.
+    line: u64,
+}
+
+impl<'a> Batcher<'a> {
+    fn new(
+        schema: &SchemaRef,
+        path: &'a Path,
+        emit: &'a mut dyn FnMut(RecordBatch) -> bool,
+    ) -> Result<Self, SourceError> {
+        Ok(Batcher {
+            decoder: ReaderBuilder::new(schema.clone())
+                .with_batch_size(BATCH_ROWS)
+                .build_decoder()
+                .map_err(|e| SourceError::BadRow {
+                    path: path.to_path_buf(),
+                    line: 0,
+                    message: e.to_string(),
+                })?,
+            path,
+            emit,
+            rows: 0,
+            bytes: 0,
+            line: 0,
+        })
     }
-    Ok(())
+
+    fn error(&self, e: ArrowError) -> SourceError {
+        SourceError::BadRow {
+            path: self.path.to_path_buf(),
+            line: self.line,
+            message: e.to_string(),
+        }
+    }
+
+    /// Decodes `row` (on `line`); false when the consumer wants no more batches.
+    fn push(&mut self, row: &[u8], line: u64) -> Result<bool, SourceError> {
+        self.line = line;
+        self.decoder.decode(row).map_err(|e| self.error(e))?;
+        self.rows += 1;
+        self.bytes += row.len();
+        if self.rows >= BATCH_ROWS || self.bytes >= BATCH_BYTES {
+            (self.rows, self.bytes) = (0, 0);
+            if let Some(b) = self.decoder.flush().map_err(|e| self.error(e))? {
+                return Ok((self.emit)(b));
+            }
+        }
+        Ok(true)
+    }
+
+    /// Hands on the last, partial batch.
+    fn finish(mut self) -> Result<(), SourceError> {
+        if let Some(b) = self.decoder.flush().map_err(|e| self.error(e))? {
+            (self.emit)(b);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
