@@ -382,7 +382,7 @@ pub(crate) async fn run_scheduler(opts: SchedulerOptions) -> Result<()> {
     tracing::info!("scheduler listening on {} (mutual TLS)", opts.bind);
     create_grpc_server(&GrpcServerConfig::default())
         .add_service(service)
-        .serve_with_incoming(tls::incoming(listener, tls.server_config()?, "scheduler"))
+        .serve_with_incoming(tls::incoming(listener, tls.server_config(), "scheduler"))
         .await
         .with_context(|| format!("scheduler on {} stopped", opts.bind))
 }
@@ -517,9 +517,7 @@ fn flight_over_tls(
     move |work_dir, address, mut shutdown, grpc| {
         let tls = tls.clone();
         tokio::spawn(async move {
-            let server = tls
-                .server_config()
-                .map_err(|e| BallistaError::General(format!("{e:#}")))?;
+            let server = tls.server_config();
             let listener = tokio::net::TcpListener::bind(address).await?;
             tracing::info!("executor's Arrow Flight service listening on {address} (mutual TLS)");
             let service = FlightServiceServer::new(BallistaFlightService::new(work_dir))

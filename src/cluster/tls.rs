@@ -30,9 +30,9 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// `cert.pem`, `key.pem`).
 pub(crate) struct ClusterTls {
     dir: PathBuf,
-    ca: String,
-    cert: String,
-    key: String,
+    /// Built once, at load: what this member serves with and calls with.
+    server: Arc<rustls::ServerConfig>,
+    client: ClientTlsConfig,
 }
 
 impl std::fmt::Debug for ClusterTls {
@@ -60,59 +60,25 @@ fn read_pem(dir: &Path, name: &str, what: &str) -> Result<String> {
 impl ClusterTls {
     /// Reads a member's credentials from `dir`, and checks that its certificate and key match.
     pub(crate) fn load(dir: &Path) -> Result<Self> {
-        let tls = ClusterTls {
+        let ca = read_pem(dir, "ca.pem", "certificate (the cluster's CA)")?;
+        let cert = read_pem(dir, "cert.pem", "certificate")?;
+        let key = read_pem(dir, "key.pem", "private key")?;
+        let server = server_config(dir, &ca, &cert, &key)?;
+        let client = ClientTlsConfig::new()
+            .ca_certificate(Certificate::from_pem(&ca))
+            .identity(Identity::from_pem(&cert, &key))
+            .domain_name(SERVER_NAME);
+        Ok(ClusterTls {
             dir: dir.to_path_buf(),
-            ca: read_pem(dir, "ca.pem", "certificate (the cluster's CA)")?,
-            cert: read_pem(dir, "cert.pem", "certificate")?,
-            key: read_pem(dir, "key.pem", "private key")?,
-        };
-        tls.server_config()?;
-        Ok(tls)
-    }
-
-    fn certs(&self) -> Vec<CertificateDer<'static>> {
-        CertificateDer::pem_slice_iter(self.cert.as_bytes())
-            .filter_map(|c| c.ok())
-            .collect()
+            server,
+            client,
+        })
     }
 
     /// The server side: this member's certificate, and a client certificate from the CA
     /// required of every caller.
-    pub(crate) fn server_config(&self) -> Result<Arc<rustls::ServerConfig>> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut roots = rustls::RootCertStore::empty();
-        for ca in CertificateDer::pem_slice_iter(self.ca.as_bytes()) {
-            roots
-                .add(ca?)
-                .with_context(|| format!("{}/ca.pem: not a CA certificate", self.dir.display()))?;
-        }
-        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-            roots.into(),
-            provider.clone(),
-        )
-        .build()
-        .with_context(|| format!("{}/ca.pem", self.dir.display()))?;
-        let key = PrivateKeyDer::from_pem_slice(self.key.as_bytes())
-            .with_context(|| format!("{}/key.pem", self.dir.display()))?;
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()?
-            .with_client_cert_verifier(verifier)
-            .with_single_cert(self.certs(), key)
-            .with_context(|| {
-                format!(
-                    "{}: cert.pem and key.pem do not make an identity",
-                    self.dir.display()
-                )
-            })?;
-        config.alpn_protocols = vec![b"h2".to_vec()];
-        Ok(Arc::new(config))
-    }
-
-    fn client_config(&self) -> ClientTlsConfig {
-        ClientTlsConfig::new()
-            .ca_certificate(Certificate::from_pem(&self.ca))
-            .identity(Identity::from_pem(&self.cert, &self.key))
-            .domain_name(SERVER_NAME)
+    pub(crate) fn server_config(&self) -> Arc<rustls::ServerConfig> {
+        self.server.clone()
     }
 
     /// A TLS endpoint for `address` (`host:port`), with Ballista's default client settings.
@@ -122,7 +88,7 @@ impl ClusterTls {
             Some(&GrpcClientConfig::default()),
         )
         .with_context(|| format!("`{address}` is not an address"))?;
-        Ok(endpoint.tls_config(self.client_config())?)
+        Ok(endpoint.tls_config(self.client.clone())?)
     }
 
     /// Rewrites every endpoint Ballista makes (to the scheduler, to executors' Flight
@@ -140,6 +106,42 @@ impl ClusterTls {
                 .map_err(|e| format!("{e:#}"))?)
         })
     }
+}
+
+fn certs(pem: &str) -> Vec<CertificateDer<'static>> {
+    CertificateDer::pem_slice_iter(pem.as_bytes())
+        .filter_map(|c| c.ok())
+        .collect()
+}
+
+/// The server config of the member whose PEM texts (from `dir`) these are; errors name the
+/// file at fault.
+fn server_config(dir: &Path, ca: &str, cert: &str, key: &str) -> Result<Arc<rustls::ServerConfig>> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+        roots
+            .add(ca?)
+            .with_context(|| format!("{}/ca.pem: not a CA certificate", dir.display()))?;
+    }
+    let verifier =
+        rustls::server::WebPkiClientVerifier::builder_with_provider(roots.into(), provider.clone())
+            .build()
+            .with_context(|| format!("{}/ca.pem", dir.display()))?;
+    let key = PrivateKeyDer::from_pem_slice(key.as_bytes())
+        .with_context(|| format!("{}/key.pem", dir.display()))?;
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(certs(cert), key)
+        .with_context(|| {
+            format!(
+                "{}: cert.pem and key.pem do not make an identity",
+                dir.display()
+            )
+        })?;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// Connections accepted on `listener` that completed a TLS handshake with a certificate from
@@ -294,33 +296,34 @@ pub(crate) fn generate(out: &Path, names: &[String], days: u32) -> Result<Vec<Pa
     Ok(written)
 }
 
-/// Writes a private key readable by its owner only, atomically.
+/// Writes a private key readable by its owner only, atomically (the temporary file is made
+/// owner-only before the key goes in).
 fn write_private(path: &Path, pem: &str) -> Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension("tmp");
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .with_context(|| format!("cannot create {}", tmp.display()))?;
-    file.write_all(pem.as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    use std::os::unix::fs::PermissionsExt;
+    let write = || -> io::Result<()> {
+        let (atomic, mut file) = dj_plans::atomic::AtomicFile::create(path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        file.write_all(pem.as_bytes())?;
+        atomic.commit(file)
+    };
+    write().with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A TLS handshake in memory: `client` calls `server`, both with their credentials.
-    async fn handshake(server: &ClusterTls, client: &ClusterTls) -> io::Result<()> {
+    fn pem(path: PathBuf) -> String {
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    /// A TLS handshake in memory: the member whose credentials are in `client` (trusting the
+    /// CA in `ca`) calls `server`.
+    async fn handshake(server: &ClusterTls, client: &Path, ca: &Path) -> io::Result<()> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut roots = rustls::RootCertStore::empty();
-        for ca in CertificateDer::pem_slice_iter(client.ca.as_bytes()) {
+        for ca in CertificateDer::pem_slice_iter(pem(ca.join("ca.pem")).as_bytes()) {
             roots.add(ca.unwrap()).unwrap();
         }
         let config = rustls::ClientConfig::builder_with_provider(provider)
@@ -328,12 +331,12 @@ mod tests {
             .unwrap()
             .with_root_certificates(roots)
             .with_client_auth_cert(
-                client.certs(),
-                PrivateKeyDer::from_pem_slice(client.key.as_bytes()).unwrap(),
+                certs(&pem(client.join("cert.pem"))),
+                PrivateKeyDer::from_pem_slice(pem(client.join("key.pem")).as_bytes()).unwrap(),
             )
             .unwrap();
         let (a, b) = tokio::io::duplex(1 << 16);
-        let acceptor = TlsAcceptor::from(server.server_config().unwrap());
+        let acceptor = TlsAcceptor::from(server.server_config());
         let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
         let name = rustls::pki_types::ServerName::try_from(SERVER_NAME).unwrap();
         let (served, called) = tokio::join!(acceptor.accept(a), connector.connect(name, b));
@@ -351,18 +354,22 @@ mod tests {
         generate(&ours, &names(&["executor-1"]), 30).unwrap();
         let load = |d: &Path| ClusterTls::load(d).unwrap();
         let scheduler = load(&ours.join("scheduler"));
-        handshake(&scheduler, &load(&ours.join("client")))
-            .await
-            .unwrap();
-        handshake(&load(&ours.join("executor-1")), &scheduler)
-            .await
-            .unwrap();
+        let client = ours.join("client");
+        handshake(&scheduler, &client, &client).await.unwrap();
+        let scheduler_dir = ours.join("scheduler");
+        handshake(
+            &load(&ours.join("executor-1")),
+            &scheduler_dir,
+            &scheduler_dir,
+        )
+        .await
+        .unwrap();
         // Another CA's member is refused, even knowing our CA's certificate.
         let theirs = dir.path().join("theirs");
         generate(&theirs, &names(&["stranger"]), 30).unwrap();
-        let mut stranger = load(&theirs.join("stranger"));
-        stranger.ca = scheduler.ca.clone();
-        let e = handshake(&scheduler, &stranger).await.unwrap_err();
+        let e = handshake(&scheduler, &theirs.join("stranger"), &client)
+            .await
+            .unwrap_err();
         assert_eq!(refusal(&e), "its certificate is not from this cluster's CA");
         #[cfg(unix)]
         {
