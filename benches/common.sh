@@ -26,6 +26,21 @@ CLEANING_PROCESS='  - whitespace_normalization_mapper:
       max_ratio: 0.4
   - document_deduplicator:'
 
+# bench_corpus ROWS: the input of DJ_BENCH_CORPUS, made once: short (gen_apt_corpus.py), long
+# (gen_long_corpus.py, ~16 KB on average) or longer (~48 KB on average, up to 2 MB)
+bench_corpus() {
+  local rows=$1 input gen args=""
+  case ${DJ_BENCH_CORPUS:-short} in
+    short) input=$WORK/apt_${rows}.jsonl; gen=gen_apt_corpus.py ;;
+    long) input=$WORK/long_${rows}.jsonl; gen=gen_long_corpus.py ;;
+    longer) input=$WORK/longer_${rows}.jsonl; gen=gen_long_corpus.py; args="24000 2000000" ;;
+    *) echo "DJ_BENCH_CORPUS must be short, long or longer, not '$DJ_BENCH_CORPUS'" >&2; return 2 ;;
+  esac
+  # shellcheck disable=SC2086
+  [ -s "$input" ] || python3 "$ROOT/benches/$gen" "$input" "$rows" $args >&2
+  echo "$input"
+}
+
 build() {
   [ -n "${DJ_BENCH_NOBUILD:-}" ] && return 0
   (cd "$ROOT" && cargo build --profile "$PROFILE" --bins >&2)

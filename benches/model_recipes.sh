@@ -12,14 +12,7 @@ source "$(dirname "$0")/common.sh"
 build
 rows=${1:-50000}
 corpus=${DJ_BENCH_CORPUS:-short}
-case $corpus in
-  short) input=$WORK/apt_${rows}.jsonl; gen=gen_apt_corpus.py ;;
-  long) input=$WORK/long_${rows}.jsonl; gen=gen_long_corpus.py ;;
-  longer) input=$WORK/longer_${rows}.jsonl; gen=gen_long_corpus.py gen_args="24000 2000000" ;;
-  *) echo "DJ_BENCH_CORPUS must be short, long or longer, not '$corpus'" >&2; exit 2 ;;
-esac
-# shellcheck disable=SC2086
-[ -s "$input" ] || python3 "$ROOT/benches/$gen" "$input" "$rows" ${gen_args:-} >&2
+input=$(bench_corpus "$rows")
 echo "corpus: $input ($(du -m "$input" | cut -f1) MB)"
 ref=${DJ_REFERENCE:-$ROOT/../shared/tools/dj-reference}
 "$ref" >/dev/null 2>&1 || true

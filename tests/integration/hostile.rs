@@ -35,19 +35,26 @@ fn recipe(dir: &Path, input: &Path) -> std::path::PathBuf {
     path
 }
 
+/// `content` gzipped into `path`, at the best compression (a run of one byte shrinks a
+/// thousandfold).
+fn write_gzip(path: &Path, content: &str) {
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(path).unwrap(),
+        flate2::Compression::best(),
+    );
+    gz.write_all(content.as_bytes()).unwrap();
+    gz.finish().unwrap();
+}
+
 #[test]
 fn a_line_past_the_limit_is_refused_before_it_is_read_whole() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.jsonl.gz");
-    let mut gz = flate2::write::GzEncoder::new(
-        std::fs::File::create(&input).unwrap(),
-        flate2::Compression::best(),
+    let long = "a".repeat(3 << 20);
+    write_gzip(
+        &input,
+        &format!("{{\"text\": \"a short row\"}}\n{{\"text\": \"{long}\"}}\n"),
     );
-    gz.write_all(b"{\"text\": \"a short row\"}\n{\"text\": \"")
-        .unwrap();
-    gz.write_all(&vec![b'a'; 3 << 20]).unwrap();
-    gz.write_all(b"\"}\n").unwrap();
-    gz.finish().unwrap();
     assert!(std::fs::metadata(&input).unwrap().len() < 10_000, "a bomb");
     let recipe = recipe(dir.path(), &input);
     let (ok, stderr) = run(&recipe, "4");
@@ -94,18 +101,15 @@ fn json_nested_too_deep_is_a_clear_error() {
 fn a_json_array_element_past_the_limit_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.json.gz");
-    let mut gz = flate2::write::GzEncoder::new(
-        std::fs::File::create(&input).unwrap(),
-        flate2::Compression::best(),
-    );
-    gz.write_all(b"[\n").unwrap();
+    let mut array = String::from("[\n");
     for i in 0..1000 {
-        writeln!(gz, "{{\"text\": \"row {i}\"}},").unwrap();
+        array.push_str(&format!("{{\"text\": \"row {i}\"}},\n"));
     }
-    gz.write_all(b"{\"text\": \"").unwrap();
-    gz.write_all(&vec![b'a'; 3 << 20]).unwrap();
-    gz.write_all(b"\"},\n{\"text\": \"last\"}\n]\n").unwrap();
-    gz.finish().unwrap();
+    let long = "a".repeat(3 << 20);
+    array.push_str(&format!(
+        "{{\"text\": \"{long}\"}},\n{{\"text\": \"last\"}}\n]\n"
+    ));
+    write_gzip(&input, &array);
     assert!(std::fs::metadata(&input).unwrap().len() < 20_000, "a bomb");
     let recipe = recipe(dir.path(), &input);
     let (ok, stderr) = run(&recipe, "4");

@@ -88,6 +88,11 @@ struct SeenTokens {
     rows: Vec<i32>,
 }
 
+/// The first slot tried for a token whose FNV hash is `h` (its low bits alone cluster).
+fn home_slot(h: u32, mask: usize) -> usize {
+    (h.wrapping_mul(0x9E37_79B9) >> 7) as usize & mask
+}
+
 #[derive(Clone, Copy)]
 struct SeenToken {
     /// Where the token is in the line.
@@ -113,7 +118,7 @@ impl SeenTokens {
     /// The slot of `token` (hash `h`) in `line`: its entry, or the empty slot for it.
     fn find(&self, line: &[u8], token: &[u8], h: u32) -> (usize, Option<SeenToken>) {
         let mask = self.slots.len() - 1;
-        let mut slot = (h.wrapping_mul(0x9E37_79B9) >> 7) as usize & mask;
+        let mut slot = home_slot(h, mask);
         loop {
             match self.slots[slot] {
                 0 => return (slot, None),
@@ -135,7 +140,7 @@ impl SeenTokens {
             let mut bigger = vec![0u32; self.slots.len() * 2];
             let mask = bigger.len() - 1;
             for (i, e) in self.entries.iter().enumerate() {
-                let mut slot = (e.hash.wrapping_mul(0x9E37_79B9) >> 7) as usize & mask;
+                let mut slot = home_slot(e.hash, mask);
                 while bigger[slot] != 0 {
                     slot = (slot + 1) & mask;
                 }

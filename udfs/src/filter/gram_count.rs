@@ -173,12 +173,7 @@ fn key_hash(key: u128) -> u64 {
 
 impl GramCounter {
     fn release_large(&mut self) {
-        if self.table.slots.capacity() > MAX_KEPT {
-            self.table.slots = Vec::new();
-        }
-        if self.table.distinct.capacity() > MAX_KEPT {
-            self.table.distinct = Vec::new();
-        }
+        self.table.release_large();
         if self.keys.capacity() > MAX_KEPT {
             self.keys = Vec::new();
         }
@@ -399,6 +394,16 @@ fn packed(mut ids: impl Iterator<Item = u32>, n: usize, bits: usize) -> impl Ite
 }
 
 impl Table {
+    /// Drops buffers a long text grew past [`MAX_KEPT`] entries.
+    fn release_large(&mut self) {
+        if self.slots.capacity() > MAX_KEPT {
+            self.slots = Vec::new();
+        }
+        if self.distinct.capacity() > MAX_KEPT {
+            self.distinct = Vec::new();
+        }
+    }
+
     /// Empties the table with room for `keys` distinct keys at most half full; returns the
     /// slot mask.
     fn start(&mut self, keys: usize) -> usize {
@@ -520,12 +525,7 @@ pub(crate) fn with_word_ids<R>(words: &[&str], f: impl FnOnce(&[u32], u32) -> R)
             }));
         }
         let r = f(&c.ids, next - 1);
-        if c.table.slots.capacity() > MAX_KEPT {
-            c.table.slots = Vec::new();
-        }
-        if c.table.distinct.capacity() > MAX_KEPT {
-            c.table.distinct = Vec::new();
-        }
+        c.table.release_large();
         if c.ids.capacity() > MAX_KEPT {
             c.ids = Vec::new();
             c.key_ids = Vec::new();
