@@ -9,6 +9,8 @@ pub mod columns;
 pub mod dedup;
 pub mod filter;
 pub mod mapper;
+#[cfg(feature = "media")]
+pub mod media;
 pub mod models;
 pub mod operator;
 pub mod params;

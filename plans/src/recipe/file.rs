@@ -36,6 +36,7 @@ pub(super) struct RecipeFile {
     #[serde(deserialize_with = "event_logging")]
     pub event_logging: Option<bool>,
     pub model_dir: Option<String>,
+    pub skip_op_error: Option<bool>,
     #[serde(deserialize_with = "positive")]
     pub memory_budget_mb: Option<u64>,
     pub partition: Option<PartitionSection>,

@@ -136,6 +136,7 @@ const READ_KEYS: &[&str] = &[
     "event_logging",
     "model_dir",
     "memory_budget_mb",
+    "skip_op_error",
 ];
 
 /// Data-Juicer keys accepted without effect here (tracing, caching, Ray and analysis settings).
@@ -160,7 +161,6 @@ const ACCEPTED_KEYS: &[&str] = &[
     "op_fusion",
     "fusion_strategy",
     "turbo",
-    "skip_op_error",
     "use_checkpoint",
     "temp_dir",
     "open_insight_mining",
@@ -276,6 +276,7 @@ impl Recipe {
             map.get("process"),
             &text_keys[0],
             settings.model_dir.as_deref(),
+            settings.skip_op_error,
         )?;
         Ok(Recipe {
             file: file.to_string(),
@@ -513,6 +514,7 @@ impl Ctx<'_> {
         v: Option<&Json>,
         default_text_key: &str,
         model_dir: Option<&str>,
+        skip_op_error: Option<bool>,
     ) -> Result<Vec<OpConfig>, RecipeError> {
         let entries = match v {
             None | Some(Json::Null) => return Ok(vec![]),
@@ -565,6 +567,14 @@ impl Ctx<'_> {
                 && spec.all_params().iter().any(|p| p.name == "model_dir")
             {
                 given.insert("model_dir".into(), Json::String(dir.to_string()));
+            }
+            // Data-Juicer hands the top-level `skip_op_error` (default true) to every op that does
+            // not set its own; left unset, ops read the default themselves, so recipes without
+            // the key keep their op configs (and checkpoint hashes) unchanged.
+            if let Some(skip) = skip_op_error
+                && !given.contains_key("skip_op_error")
+            {
+                given.insert("skip_op_error".into(), Json::Bool(skip));
             }
             if !given.contains_key("text_key") {
                 given.insert(

@@ -1,5 +1,6 @@
 //! Filters: a stat per sample into `__dj__stats__`, and a range that keeps samples.
 
+pub mod audio;
 pub mod field;
 mod gram_count;
 pub mod image;
@@ -7,10 +8,13 @@ pub mod json_stats;
 pub mod language_id;
 pub mod length;
 pub mod lines;
+mod media_stats;
 pub mod perplexity;
 pub mod ratio;
 pub mod repetition;
 pub mod token_num;
+#[cfg(feature = "media")]
+pub mod video;
 pub mod wordlist;
 pub mod words;
 
@@ -36,6 +40,15 @@ pub(crate) fn specs() -> Vec<crate::spec::OpSpec> {
         image::image_size_spec(),
         image::image_aspect_ratio_spec(),
         image::image_shape_spec(),
+        audio::audio_size_spec(),
+        #[cfg(feature = "media")]
+        audio::audio_duration_spec(),
+        #[cfg(feature = "media")]
+        video::video_duration_spec(),
+        #[cfg(feature = "media")]
+        video::video_resolution_spec(),
+        #[cfg(feature = "media")]
+        video::video_aspect_ratio_spec(),
     ]
 }
 
