@@ -136,23 +136,25 @@ async fn sample_rows(
     )?;
     let mut stream = exec.execute(0, planner::session(1).task_ctx())?;
     let keys = autosize::SampleKeys::with_text_key(recipe.text_keys[0].clone());
+    let media_dir = dj_plans::source::media::dataset_dir(&recipe.dataset_path);
     let mut out = Vec::with_capacity(k as usize);
     let mut text = String::new();
     while let Some(batch) = stream.next().await {
         text.clear();
         dj_plans::pyjson::write_rows(&batch?, &mut text, &dj_plans::pyjson::JsonTypes::none());
         for line in text.lines() {
-            out.push(autosize::SampleStats::from_json(
-                &serde_json::from_str(line)?,
-                &keys,
-            ));
+            let row = serde_json::from_str(line)?;
+            out.push(autosize::SampleStats {
+                media_bytes: autosize::media_file_bytes(&row, &keys, media_dir.as_deref()),
+                ..autosize::SampleStats::from_json(&row, &keys)
+            });
         }
     }
     Ok(out)
 }
 
 /// `checkpoint.strategy: auto`: the run's cost model over `ranges` (`None` for the other
-/// strategies). Model ops and deduplicators start from the expensive prior.
+/// strategies). Model ops, deduplicators and audio/video ops start from the expensive prior.
 pub(crate) fn auto_checkpoints(
     recipe: &Recipe,
     index: &InputIndex,
@@ -166,6 +168,7 @@ pub(crate) fn auto_checkpoints(
             .map(|o| {
                 o.spec.model_use() == dj_udfs::spec::ModelUse::Always
                     || o.spec.kind == dj_udfs::OpKind::Deduplicator
+                    || o.spec.reads_audio_or_video()
             })
             .collect();
         let bytes = ranges.iter().map(|r| index.approx_bytes(*r)).collect();
@@ -449,6 +452,13 @@ pub(crate) async fn build_index(recipe: &Recipe) -> Result<InputIndex> {
             .map(|n| Field::new(n, DataType::Utf8, true))
             .collect();
         index.schema = Arc::new(Schema::new(fields));
+    }
+    let columns = recipe.media_columns_read();
+    if !columns.is_empty() {
+        index.media = Some(dj_plans::source::media::MediaRefs {
+            columns,
+            dir: dj_plans::source::media::dataset_dir(&recipe.dataset_path),
+        });
     }
     Ok(index)
 }

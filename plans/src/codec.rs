@@ -294,6 +294,9 @@ struct WireIndex {
     files: Vec<InputFile>,
     schema_ipc: Vec<u8>,
     total_rows: u64,
+    /// Executors hash partitions as the client does, media fingerprints included.
+    #[serde(default)]
+    media: Option<crate::source::media::MediaRefs>,
 }
 
 fn keys_sink(
@@ -370,6 +373,7 @@ impl WireIndex {
             files,
             schema_ipc,
             total_rows: index.total_rows,
+            media: index.media.clone(),
         })
     }
 
@@ -383,6 +387,7 @@ impl WireIndex {
             schema,
             total_rows: self.total_rows,
             json_types: Default::default(),
+            media: self.media,
         })
     }
 }

@@ -16,7 +16,7 @@ use datafusion::logical_expr::{
     Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder, lit,
 };
 use dj_udfs::columns::{JOINT_STATS_COLUMN, ORDER_COLUMN, SELECT_KEY_COLUMN, STATS_COLUMN};
-use dj_udfs::{Operator, PY_MAXSIZE, SelectorKind, SelectorOp, StatRange};
+use dj_udfs::{DedupReads, Operator, PY_MAXSIZE, SelectorKind, SelectorOp, StatRange};
 
 use crate::nodes::dedup::DedupBarrier;
 use crate::nodes::{
@@ -504,16 +504,27 @@ fn compile_op(
                 .expect("a barrier per dedup op")
                 .clone();
             // Decided already (a cluster run decides dedups before sending the plans): the
-            // rows are kept by position, so the hash is not computed again, unless exported.
-            let hash = if !keep_hashes && barrier.mask(ctx.partition)?.is_some() {
+            // rows are kept by position, so the hash is not computed again, unless exported or
+            // it drops the rows whose files cannot be read (the positions count without them).
+            let reads_media = matches!(d.reads, DedupReads::Media { .. });
+            let hash = if !keep_hashes && !reads_media && barrier.mask(ctx.partition)?.is_some() {
                 let hash_type = d.hash_udf.return_type(&[DataType::Utf8])?;
                 lit(datafusion::common::ScalarValue::try_from(&hash_type)?)
             } else {
-                d.hash_udf.call(vec![text])
+                d.hash_udf.call(dedup_args(&schema, &d.reads, text))
             };
-            let hashed = builder
+            let mut hashed = builder
                 .project(with_column(&schema, d.hash_column, hash))?
                 .build()?;
+            if reads_media {
+                // An empty hash: the sample's files could not be read; it is dropped. The
+                // boundary keeps the filter from being pushed below the projection, which would
+                // hash every file twice.
+                let h = column(d.hash_column);
+                hashed = LogicalPlanBuilder::from(stats_boundary(hashed, op, Some(counters)))
+                    .filter(h.clone().is_null().or(h.not_eq(lit(""))))?
+                    .build()?;
+            }
             LogicalPlan::Extension(Extension {
                 node: Arc::new(DedupNode {
                     input: hashed,
@@ -527,6 +538,29 @@ fn compile_op(
         }
     };
     Ok(plan)
+}
+
+/// The hash UDF's arguments: the text, or the media column (a null when the input has none:
+/// no sample has files) and the text if asked.
+fn dedup_args(schema: &DFSchema, reads: &DedupReads, text: Expr) -> Vec<Expr> {
+    match reads {
+        DedupReads::Text => vec![text],
+        DedupReads::Media {
+            column: c,
+            and_text,
+        } => {
+            let media = if schema.fields().iter().any(|f| f.name() == c) {
+                column(c)
+            } else {
+                lit(datafusion::common::ScalarValue::Null)
+            };
+            if *and_text {
+                vec![media, text]
+            } else {
+                vec![media]
+            }
+        }
+    }
 }
 
 /// The expression reading dotted `path` (`meta.lang` = field `lang` of struct column `meta`), or
@@ -644,54 +678,6 @@ fn field_filter_stats(
     Ok((plan, f.keep.call(stat_values)))
 }
 
-/// The directory Data-Juicer's loader joins relative media paths to: the dataset path made
-/// absolute (`os.path.abspath`, as its config does) if it is a directory, else its parent; none
-/// for a glob or a path that does not exist.
-fn dataset_dir(dataset_path: &str) -> Option<String> {
-    let path = std::path::Path::new(dataset_path);
-    if !path.exists() {
-        return None;
-    }
-    let abs = py_abspath(dataset_path)?;
-    if path.is_dir() {
-        return Some(abs);
-    }
-    Some(match abs.rfind('/') {
-        Some(0) | None => "/".to_string(),
-        Some(i) => abs[..i].to_string(),
-    })
-}
-
-/// Python's `os.path.abspath`: joined to the working directory and normalised lexically
-/// (`.` and `..` collapsed, no symlinks resolved).
-fn py_abspath(path: &str) -> Option<String> {
-    let joined = if path.starts_with('/') {
-        path.to_string()
-    } else {
-        py_join(std::env::current_dir().ok()?.to_str()?, path)
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in joined.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(format!("/{}", parts.join("/")))
-}
-
-/// Python's `os.path.join(dir, path)` for a relative `path`.
-fn py_join(dir: &str, path: &str) -> String {
-    if dir.ends_with('/') {
-        format!("{dir}{path}")
-    } else {
-        format!("{dir}/{path}")
-    }
-}
-
 /// Data-Juicer's loader rewrites relative paths in the image / audio / video columns to paths
 /// under the dataset's directory (absolute paths and URLs stay); the export shows the rewritten
 /// paths, and the image filters open them. Returns the projected plan and a label, if any
@@ -714,7 +700,7 @@ fn absolute_media_paths(
     if present.is_empty() {
         return Ok(None);
     }
-    let Some(dir) = dataset_dir(&recipe.dataset_path) else {
+    let Some(dir) = crate::source::media::dataset_dir(&recipe.dataset_path) else {
         return Ok(None);
     };
     let join_dir = dir.clone();
@@ -729,13 +715,8 @@ fn absolute_media_paths(
             }
             let items = lists.value(row);
             for p in items.as_string::<i32>().iter() {
-                out.values().append_option(p.map(|p| {
-                    if p.starts_with('/') || p.contains("://") {
-                        p.to_string()
-                    } else {
-                        py_join(&join_dir, p)
-                    }
-                }));
+                out.values()
+                    .append_option(p.map(|p| crate::source::media::resolve(&join_dir, p)));
             }
             out.append(true);
         }

@@ -81,6 +81,8 @@ pub(crate) struct DataCharacteristics {
     pub memory_stdev_mb: Option<f64>,
     /// `min(1, stdev / mean)` (0 if the mean is 0); 0.5 with fewer than 2 rows.
     pub data_skew_factor: f64,
+    /// Whether the sizes include media files the rows reference (some sampled row had one).
+    pub includes_media_files: bool,
 }
 
 /// Statistics of `samples` (the head of an input of `total_samples` rows).
@@ -97,7 +99,10 @@ pub(crate) fn analyze(total_samples: u64, samples: &[SampleStats]) -> DataCharac
             samples.iter().map(f).sum::<u64>() as f64 / n as f64
         }
     };
-    let sizes: Vec<f64> = samples.iter().map(|s| s.memory_bytes as f64 / MB).collect();
+    let sizes: Vec<f64> = samples
+        .iter()
+        .map(|s| (s.memory_bytes + s.media_bytes) as f64 / MB)
+        .collect();
     let (memory, p90_index, mean, stdev, skew) = if n > 1 {
         let mut sorted = sizes.clone();
         sorted.sort_by(f64::total_cmp);
@@ -135,5 +140,6 @@ pub(crate) fn analyze(total_samples: u64, samples: &[SampleStats]) -> DataCharac
         mean_memory_per_sample_mb: mean,
         memory_stdev_mb: stdev,
         data_skew_factor: skew,
+        includes_media_files: samples.iter().any(|s| s.media_bytes > 0),
     }
 }

@@ -25,13 +25,14 @@ impl OpComplexity {
 /// High if the lower-cased name contains embedding, similarity, model, neural, vision or audio;
 /// else medium if it contains filter, deduplicator or mapper; else low. Unlike Data-Juicer, ops
 /// that run a model on every sample ([`dj_udfs::spec::ModelUse::Always`]: language ID,
-/// perplexity, token counting) are high too, as the seed document's categories put model
-/// inference.
+/// perplexity, token counting) and ops that decode audio or video are high too, as the seed
+/// document's categories put model inference and media processing.
 pub(crate) fn op_complexity(name: &str) -> OpComplexity {
     let lower = name.to_lowercase();
     let has = |kws: &[&str]| kws.iter().any(|k| lower.contains(k));
-    let runs_model =
-        dj_udfs::lookup(name).is_some_and(|s| s.model_use() == dj_udfs::spec::ModelUse::Always);
+    let runs_model = dj_udfs::lookup(name).is_some_and(|s| {
+        s.model_use() == dj_udfs::spec::ModelUse::Always || s.reads_audio_or_video()
+    });
     if runs_model
         || has(&[
             "embedding",

@@ -230,8 +230,13 @@ pub(crate) fn recommend_for<S: AsRef<str>>(
         ),
         format!("data_skew: data skew factor {:.2}", data.data_skew_factor),
         format!(
-            "memory_constraints: memory per sample (P90) {:.3} MB",
-            data.memory_per_sample_mb
+            "memory_constraints: memory per sample (P90) {:.3} MB{}",
+            data.memory_per_sample_mb,
+            if data.includes_media_files {
+                " (the row and the media files it references)"
+            } else {
+                ""
+            }
         ),
         match target.source {
             TargetSource::Recipe => format!(

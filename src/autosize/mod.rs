@@ -15,4 +15,4 @@ mod tests;
 pub(crate) use count::{CountConfig, max_concurrent_partitions};
 pub(crate) use decisions::{Recommendation, recommend};
 pub(crate) use resources::Resources;
-pub(crate) use samples::{SampleKeys, SampleStats, sample_size};
+pub(crate) use samples::{SampleKeys, SampleStats, media_file_bytes, sample_size};

@@ -90,6 +90,8 @@ pub(crate) struct SampleStats {
     pub videos: u64,
     /// Estimated in-memory size of the row in bytes (see [`py_deep_sizeof`]).
     pub memory_bytes: u64,
+    /// Bytes of the media files the row references ([`media_file_bytes`]).
+    pub media_bytes: u64,
 }
 
 /// Field names the sample statistics read (Data-Juicer's `text_keys[0]`, `image_key`, ...).
@@ -171,8 +173,31 @@ impl SampleStats {
             audios: media(&keys.audio_key),
             videos: media(&keys.video_key),
             memory_bytes: py_deep_sizeof(row),
+            media_bytes: 0,
         }
     }
+}
+
+/// Total size of the local files the row's image, audio and video lists reference, resolved
+/// against `dir` as Data-Juicer's loader does; URLs and unreadable files count 0. Data-Juicer's
+/// optimizer sizes only the row's Python object (a few hundred bytes for a 50 MB clip), so its
+/// partitions of media rows always hit the modality's maximum; the tuning document's per-sample
+/// memory of media rows is what the files bring in, and this adds it.
+pub(crate) fn media_file_bytes(row: &Value, keys: &SampleKeys, dir: Option<&str>) -> u64 {
+    [&keys.image_key, &keys.audio_key, &keys.video_key]
+        .into_iter()
+        .filter_map(|key| row.get(key.as_str())?.as_array())
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|path| !path.contains("://"))
+        .map(|path| {
+            let path = match dir {
+                Some(dir) => dj_plans::source::media::resolve(dir, path),
+                None => path.to_string(),
+            };
+            std::fs::metadata(path).map_or(0, |m| m.len())
+        })
+        .sum()
 }
 
 /// Python truthiness of a JSON value.

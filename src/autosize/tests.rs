@@ -129,6 +129,15 @@ fn op_complexity_from_names() {
         ("vision_y", High),
         ("Model_Z", High), // lower-cased
         ("audio_duration_filter", High),
+        // A registered op that decodes video (unknown, so medium, in a build without FFmpeg).
+        (
+            "video_resolution_filter",
+            if cfg!(feature = "media") {
+                High
+            } else {
+                Medium
+            },
+        ),
         ("Text_Length_FILTER", Medium),
         ("language_id_score_filter", High),
         ("perplexity_filter", High),
@@ -289,6 +298,39 @@ fn primary_modality_majority_and_ties() {
     assert_eq!(analyze(2, &[vid, txt]).primary_modality, Modality::Text);
     assert_eq!(analyze(2, &[vid, img]).primary_modality, Modality::Image);
     assert_eq!(analyze(0, &[]).primary_modality, Modality::Text);
+}
+
+/// Media rows are sized by the files they reference, relative paths joined to the dataset's
+/// directory; the P90 then sets the video partition size (the tuning document's media memory).
+#[test]
+fn media_files_count_in_the_memory_per_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.mp4"), vec![0u8; 3_000_000]).unwrap();
+    std::fs::write(dir.path().join("b.wav"), vec![0u8; 1_000]).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let keys = SampleKeys::default();
+    let row = json!({"text": "x", "videos": ["a.mp4", "missing.mp4", "s3://b/c.mp4"], "audios": ["b.wav"]});
+    assert_eq!(media_file_bytes(&row, &keys, Some(d)), 3_001_000);
+    assert_eq!(
+        media_file_bytes(&row, &keys, None),
+        0,
+        "relative to the cwd"
+    );
+    let video = SampleStats {
+        media_bytes: media_file_bytes(&json!({"videos": ["a.mp4"]}), &keys, Some(d)),
+        ..stats(r#"{"videos": ["a.mp4"]}"#)
+    };
+    let data = analyze(10, &[video; 10]);
+    assert!(data.includes_media_files);
+    assert_eq!(data.primary_modality, Modality::Video);
+    assert!(close(
+        data.memory_per_sample_mb,
+        (3_000_000 + video.memory_bytes) as f64 / MB
+    ));
+    // 256 MB / (2.86 MB x complexity 1) = 89 rows, where the row alone would give the video max.
+    let size = partition_size(&data, 1.0, 256, 16.0, 4);
+    assert_eq!(size.steps[0].after, 89, "{:?}", size.steps[0]);
+    assert!(!analyze(10, &[stats(r#"{"videos": ["a.mp4"]}"#); 10]).includes_media_files);
 }
 
 #[test]
@@ -1321,6 +1363,7 @@ fn sampling_failed(total_samples: u64) -> DataCharacteristics {
         mean_memory_per_sample_mb: None,
         memory_stdev_mb: None,
         data_skew_factor: 0.5,
+        includes_media_files: false,
     }
 }
 

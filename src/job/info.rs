@@ -61,7 +61,7 @@ pub(crate) async fn hash_partitions(
             let (exec, ctx) = (exec.clone(), ctx.clone());
             tokio::spawn(async move {
                 let mut stream = exec.execute(p, ctx)?;
-                let mut hasher = ContentHasher::default();
+                let mut hasher = ContentHasher::new(exec.index().media.clone());
                 while let Some(batch) = stream.next().await {
                     hasher.update(&batch?);
                 }

@@ -15,6 +15,8 @@ mod integrity;
 mod jobtools;
 mod layout;
 mod machines;
+#[cfg(feature = "media")]
+mod media;
 mod models;
 mod object_store;
 mod resume;

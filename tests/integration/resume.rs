@@ -40,9 +40,13 @@ impl Job {
         Job::with_recipe(RECIPE)
     }
     pub(crate) fn with_recipe(recipe: &str) -> Job {
+        Job::with_corpus(recipe, "tests/golden/corpus.jsonl")
+    }
+    /// A job over a copy of the repository's `corpus` (as `data.jsonl`).
+    pub(crate) fn with_corpus(recipe: &str, corpus: &str) -> Job {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data.jsonl");
-        std::fs::copy(repo().join("tests/golden/corpus.jsonl"), &data).unwrap();
+        std::fs::copy(repo().join(corpus), &data).unwrap();
         let text = recipe
             .replace("DATA", data.to_str().unwrap())
             .replace(
@@ -564,7 +568,7 @@ fn kill_9_at_many_moments_then_resume_gives_the_same_export() {
 }
 
 /// The saved content hashes of a job's partitions.
-fn partition_hashes(job_dir: &Path) -> Vec<String> {
+pub(crate) fn partition_hashes(job_dir: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(job_dir.join("checkpoints/partitioning_info.json")).unwrap();
     let info: serde_json::Value = serde_json::from_str(&text).unwrap();
     info["partitions"]
@@ -577,7 +581,7 @@ fn partition_hashes(job_dir: &Path) -> Vec<String> {
 
 /// A kill at any instant leaves every checkpoint, key and value file in place whole and sealed:
 /// its seal was durable before it was renamed into place.
-fn saved_files_verify(job_dir: &Path, moment: usize) {
+pub(crate) fn saved_files_verify(job_dir: &Path, moment: usize) {
     let Ok(entries) = std::fs::read_dir(job_dir.join("checkpoints")) else {
         return;
     };

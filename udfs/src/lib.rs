@@ -27,8 +27,8 @@ pub mod value;
 pub mod wire;
 
 pub use operator::{
-    DedupKind, DedupOp, FieldFilterOp, FieldStat, FilterOp, Operator, SelectorKind, SelectorOp,
-    StatRange,
+    DedupKind, DedupOp, DedupReads, FieldFilterOp, FieldStat, FilterOp, Operator, SelectorKind,
+    SelectorOp, StatRange,
 };
 pub use params::{ParamError, ParamSpec, ParamType, Params};
 pub use registry::{lookup, registry};

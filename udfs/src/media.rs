@@ -187,6 +187,32 @@ pub fn video_info(path: &str) -> Result<VideoInfo, String> {
     })
 }
 
+/// Feeds the data of every packet of the file's video streams to `out`, in demuxing order: what
+/// Data-Juicer's `video_deduplicator` hashes (PyAV's `demux()` over all streams, keeping the
+/// packets whose stream is video). Streams that appear after the header was read are skipped,
+/// as PyAV skips them; a read error other than the end of the file fails, as PyAV raises it.
+pub fn feed_video_packets(path: &str, out: &mut dyn FnMut(&[u8])) -> Result<(), String> {
+    let mut input = open(path)?;
+    let video: Vec<bool> = input
+        .streams()
+        .map(|s| s.parameters().medium() == Type::Video)
+        .collect();
+    loop {
+        // A fresh packet each time: av_read_frame fills an unreferenced one.
+        let mut packet = ffmpeg::Packet::empty();
+        match packet.read(&mut input) {
+            Ok(()) => {}
+            Err(ffmpeg::Error::Eof) => return Ok(()),
+            Err(e) => return Err(format!("its packets do not read: {e}")),
+        }
+        if video.get(packet.stream()).copied().unwrap_or(false)
+            && let Some(data) = packet.data()
+        {
+            out(data);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +249,27 @@ mod tests {
         assert_eq!(container_only.ffprobe_duration(), 3.1);
         assert!(container_only.av_duration().is_err());
         assert_eq!(fraction_to_f64(1 << 60, 3 << 58), 4.0 / 3.0);
+    }
+
+    /// The bytes of every video packet of a fixture, in order.
+    fn video_packets(name: &str) -> Result<Vec<u8>, String> {
+        let mut bytes = Vec::new();
+        feed_video_packets(&fixture(name), &mut |d| bytes.extend_from_slice(d))?;
+        Ok(bytes)
+    }
+
+    #[test]
+    fn video_packets_ignore_audio_streams_and_file_names() {
+        let with_audio = video_packets("with_audio_96x64.mov").unwrap();
+        assert!(with_audio.len() > 1000);
+        assert_eq!(video_packets("muted_96x64.mov").unwrap(), with_audio);
+        assert_eq!(
+            video_packets("testsrc_copy.mp4").unwrap(),
+            video_packets("testsrc_320x240.mp4").unwrap()
+        );
+        assert_ne!(video_packets("testsrc_320x240.mp4").unwrap(), with_audio);
+        assert!(video_packets("corrupt_video.mp4").is_err());
+        assert!(video_packets("no_such.mp4").is_err());
     }
 
     fn fixture(name: &str) -> String {

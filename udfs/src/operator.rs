@@ -141,6 +141,19 @@ pub struct DedupOp {
     pub hash_column: &'static str,
     pub hash_udf: Arc<ScalarUDF>,
     pub kind: DedupKind,
+    /// The columns the hash UDF takes.
+    pub reads: DedupReads,
+}
+
+/// What a deduplicator's hash UDF reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DedupReads {
+    /// The text column.
+    Text,
+    /// A column of media paths (absent: every hash null), then the text column if `and_text`.
+    /// The hash is null for a sample with no files (such samples are all kept) and empty for
+    /// one whose files cannot be read (it is dropped, as Data-Juicer's `skip_op_error` does).
+    Media { column: String, and_text: bool },
 }
 
 /// How a deduplicator's hash column clusters rows.

@@ -167,7 +167,6 @@ pub(crate) fn base_params() -> Vec<ParamSpec> {
         "memory",
         "runtime_env",
         "ray_execution_mode",
-        "skip_op_error",
     ] {
         p.push(ParamSpec::new(
             name,
@@ -176,6 +175,12 @@ pub(crate) fn base_params() -> Vec<ParamSpec> {
             "execution hint (accepted, no effect)",
         ));
     }
+    p.push(ParamSpec::new(
+        "skip_op_error",
+        Any,
+        Value::Null,
+        "media ops: drop a sample whose file cannot be read (default) rather than fail",
+    ));
     p.push(ParamSpec::new(
         "batch_size",
         Int,

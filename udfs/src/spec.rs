@@ -33,6 +33,13 @@ impl OpSpec {
         self.model_use
     }
 
+    /// Whether the op works on audio or video files (`audio_*`, `video_*`): the seed document's
+    /// `*_audio_*` and `*_vision_*` categories, which cost per row what decoding a file costs,
+    /// and after which checkpoints pay.
+    pub fn reads_audio_or_video(&self) -> bool {
+        self.name.starts_with("audio_") || self.name.starts_with("video_")
+    }
+
     /// The op's own parameters followed by the base parameters of its kind.
     pub fn all_params(&self) -> Vec<ParamSpec> {
         let mut p = (self.params)();

@@ -3,8 +3,9 @@
 //! arrives, which is after the sinks below it have decided: it writes when the estimated work
 //! since the partition's last checkpoint costs more than writing this one. Work is estimated per
 //! input byte from what earlier partitions of the run measured for each op (priors until one has
-//! finished: model ops and deduplicators 20 ns/byte, other ops 2 ns/byte); the write from the
-//! checkpoints written so far (prior 10 ns/byte, as if every input byte were written).
+//! finished: model ops, deduplicators and audio/video ops 20 ns/byte, other ops 2 ns/byte); the
+//! write from the checkpoints written so far (prior 10 ns/byte, as if every input byte were
+//! written).
 
 use std::sync::Mutex;
 

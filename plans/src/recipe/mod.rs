@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use dj_udfs::registry::resolve;
 use dj_udfs::suggest::did_you_mean;
-use dj_udfs::{OpSpec, Operator, ParamError, Params};
+use dj_udfs::{DedupReads, OpSpec, Operator, ParamError, Params};
 use serde_json::Value as Json;
 use serde_norway::Value as Yaml;
 
@@ -190,6 +190,24 @@ const ACCEPTED_KEYS: &[&str] = &[
 ];
 
 impl Recipe {
+    /// The media columns (`images`, `audios`, `videos` or their configured keys) that some
+    /// operator opens the files of: the files a partition's content hash must cover.
+    pub fn media_columns_read(&self) -> Vec<String> {
+        self.media_keys
+            .iter()
+            .filter(|key| {
+                self.process.iter().any(|op| match &op.operator {
+                    Operator::FieldFilter(f) => &f.field == *key,
+                    Operator::Deduplicator(d) => {
+                        matches!(&d.reads, DedupReads::Media { column, .. } if column == *key)
+                    }
+                    _ => false,
+                })
+            })
+            .cloned()
+            .collect()
+    }
+
     /// Loads `path` and applies `overrides` (`("partition.mode", "manual")`, ...).
     pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Recipe, RecipeError> {
         let text = std::fs::read_to_string(path).map_err(|source| RecipeError::Read {

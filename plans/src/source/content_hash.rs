@@ -1,6 +1,8 @@
 //! Content hash of a row range (`blake3-rows-v1`): BLAKE3 over each row's canonical serialization —
 //! the row as one Data-Juicer JSON line, columns in schema order — in row order. It does not depend
 //! on batch boundaries or on how rows are spread over files, and changes with any row or its order.
+//! When the recipe's operators read media files, a second BLAKE3 covers their fingerprints in row
+//! order ([`MediaRefs`]) and the digest is that of both.
 //!
 //! [`RangeHashSink`] lets [`super::RowRangeExec`] hash the rows it streams to the plan, so a
 //! checkpointed job needs no separate pass over its input to record partition hashes.
@@ -9,6 +11,7 @@ use std::fmt;
 
 use datafusion::arrow::record_batch::RecordBatch;
 
+use super::media::MediaRefs;
 use crate::pyjson;
 
 /// The name recorded next to the hashes, so a reader can tell how they were made.
@@ -19,20 +22,30 @@ pub struct ContentHasher {
     hasher: blake3::Hasher,
     rows: u64,
     line: String,
+    media: Option<(MediaRefs, blake3::Hasher)>,
 }
 
 impl Default for ContentHasher {
     fn default() -> Self {
-        ContentHasher {
-            hasher: blake3::Hasher::new(),
-            rows: 0,
-            line: String::new(),
-        }
+        ContentHasher::new(None)
     }
 }
 
 impl ContentHasher {
+    /// A hasher of rows and, if given, of the media files they reference.
+    pub fn new(media: Option<MediaRefs>) -> Self {
+        ContentHasher {
+            hasher: blake3::Hasher::new(),
+            rows: 0,
+            line: String::new(),
+            media: media.map(|m| (m, blake3::Hasher::new())),
+        }
+    }
+
     pub fn update(&mut self, batch: &RecordBatch) {
+        if let Some((refs, hasher)) = &mut self.media {
+            refs.fingerprint(batch, hasher);
+        }
         self.rows += batch.num_rows() as u64;
         self.line.clear();
         // The canonical form content hashes have always been taken over (every float rounded,
@@ -48,9 +61,19 @@ impl ContentHasher {
 
     /// Rows hashed and the hex digest.
     pub fn finish(self) -> RangeDigest {
+        let rows = self.hasher.finalize();
+        let hash = match self.media {
+            None => rows,
+            Some((_, media)) => {
+                let mut both = blake3::Hasher::new();
+                both.update(rows.as_bytes());
+                both.update(media.finalize().as_bytes());
+                both.finalize()
+            }
+        };
         RangeDigest {
             rows: self.rows,
-            hash: self.hasher.finalize().to_hex().to_string(),
+            hash: hash.to_hex().to_string(),
         }
     }
 }

@@ -164,7 +164,9 @@ impl ExecutionPlan for RowRangeExec {
         let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), 2);
         let tx = builder.tx();
         builder.spawn_blocking(move || {
-            let mut hasher = sink.as_ref().map(|_| ContentHasher::default());
+            let mut hasher = sink
+                .as_ref()
+                .map(|_| ContentHasher::new(index.media.clone()));
             let mut file_start = 0u64;
             for file in &index.files {
                 let file_end = file_start + file.rows;

@@ -12,6 +12,7 @@ mod files;
 mod json_array;
 mod json_types;
 mod jsonl;
+pub mod media;
 mod parquet_input;
 
 use std::path::PathBuf;
@@ -124,6 +125,8 @@ pub struct InputIndex {
     pub total_rows: u64,
     /// The fields Data-Juicer's loader keeps as generic JSON (none for Parquet and Arrow).
     pub json_types: crate::pyjson::JsonTypes,
+    /// Media files the recipe's operators read, which content hashes cover (none: rows only).
+    pub media: Option<media::MediaRefs>,
 }
 
 /// A logical partition's rows `[start, end)` in input order.
@@ -193,6 +196,7 @@ impl InputIndex {
             schema,
             total_rows,
             json_types: crate::pyjson::JsonTypes::none(),
+            media: None,
         })
     }
 
@@ -349,6 +353,7 @@ mod tests {
             schema: Arc::new(datafusion::arrow::datatypes::Schema::empty()),
             total_rows: rows,
             json_types: Default::default(),
+            media: None,
         }
     }
 

@@ -37,6 +37,11 @@ ff -f lavfi -i smptebars=size=176x144:rate=24:duration=3.7 -c:v mpeg4 -q:v 8 bar
 ff -f lavfi -i testsrc=size=160x120:rate=20:duration=2 -vf "setpts='PTS+0.02*N*N/TB'" -fps_mode passthrough -c:v libx264 -preset veryfast -pix_fmt yuv420p vfr_160x120.mp4
 ff -f lavfi -i "mandelbrot=size=200x400:rate=10" -t 1.5 -c:v mjpeg -q:v 31 tall_200x400.avi
 ff -f lavfi -i testsrc=size=96x64:rate=15:duration=1.1 -f lavfi -i "sine=frequency=500:duration=1.1" -c:v libx264 -preset veryfast -pix_fmt yuv420p -c:a aac -shortest with_audio_96x64.mov
+# the same video packets under another name, in another container, and without the audio
+# stream: duplicates for video_deduplicator, which hashes video packets only
+cp testsrc_320x240.mp4 testsrc_copy.mp4
+ff -i testsrc_320x240.mp4 -c copy testsrc_remux.mkv
+ff -i with_audio_96x64.mov -an -c copy muted_96x64.mov
 head -c 3000 testsrc_320x240.mp4 > truncated.mp4
 head -c 4000 /dev/urandom > corrupt_video.mp4
 rm -f /tmp/dj_speech.wav /tmp/dj_chirp.wav /tmp/dj_noise.wav /tmp/dj_hiss.wav /tmp/dj_noisy.wav /tmp/dj_short.wav /tmp/dj_rand.bin

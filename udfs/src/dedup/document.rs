@@ -19,7 +19,8 @@ pub(crate) fn md5_hex(s: &str) -> String {
     hex(&Md5::digest(s.as_bytes()).into())
 }
 
-fn hex(digest: &[u8; 16]) -> String {
+/// Lower-case hex of an MD5 digest (`hexdigest()`).
+pub(crate) fn hex(digest: &[u8; 16]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(32);
     for b in digest {
@@ -145,6 +146,7 @@ fn build_document_deduplicator(p: &Params) -> Result<Operator, ParamError> {
         hash_column: HASH_COLUMN,
         hash_udf: OpUdf::mapper(id, Arc::new(hash)),
         kind: crate::DedupKind::Exact,
+        reads: crate::DedupReads::Text,
     }))
 }
 

@@ -1,10 +1,13 @@
-//! Deduplicators: a hash column per sample; the plan keeps the first row of each hash (exact) or of
-//! each cluster of rows sharing a band key (MinHash LSH) or with close SimHashes.
+//! Deduplicators: a hash column per sample (from the text, or from video files); the plan keeps
+//! the first row of each hash (exact) or of each cluster of rows sharing a band key (MinHash LSH)
+//! or with close SimHashes.
 
 pub mod document;
 mod md5x16;
 pub mod minhash;
 pub mod simhash;
+#[cfg(feature = "media")]
+pub mod video;
 
 /// The deduplicators, in registry order.
 pub(crate) fn specs() -> Vec<crate::spec::OpSpec> {
@@ -12,5 +15,7 @@ pub(crate) fn specs() -> Vec<crate::spec::OpSpec> {
         document::document_deduplicator_spec(),
         minhash::document_minhash_deduplicator_spec(),
         simhash::document_simhash_deduplicator_spec(),
+        #[cfg(feature = "media")]
+        video::video_deduplicator_spec(),
     ]
 }

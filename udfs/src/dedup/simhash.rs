@@ -496,6 +496,7 @@ fn build_document_simhash_deduplicator(p: &Params) -> Result<Operator, ParamErro
             num_blocks,
             hamming_distance,
         },
+        reads: crate::DedupReads::Text,
     }))
 }
 

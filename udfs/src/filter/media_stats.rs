@@ -71,6 +71,23 @@ pub(crate) enum Item {
 /// Measures one file from its path; the error says what is wrong with it.
 pub(crate) type Measure = Arc<dyn Fn(&str) -> std::result::Result<f64, String> + Send + Sync>;
 
+/// Whether an unreadable file drops its sample (`skip_op_error`, true unless set false) rather
+/// than failing the job.
+pub(crate) fn skips_errors(p: &Params) -> bool {
+    p.raw("skip_op_error").as_bool().unwrap_or(true)
+}
+
+/// The paths of sample `row` of a media column (`None` for a null list or a column that is not
+/// a list).
+pub(crate) fn row_paths(op: &str, paths: &ArrayRef, row: usize) -> Result<Option<Vec<String>>> {
+    let list = match paths.data_type() {
+        DataType::List(_) if paths.is_valid(row) => paths.as_list::<i32>().value(row),
+        DataType::LargeList(_) if paths.is_valid(row) => paths.as_list::<i64>().value(row),
+        _ => return Ok(None),
+    };
+    paths_of(op, &list).map(Some)
+}
+
 /// Strings of one sample's path list.
 fn paths_of(op: &str, list: &ArrayRef) -> Result<Vec<String>> {
     let strings: Vec<Option<&str>> = match list.data_type() {
@@ -96,25 +113,16 @@ pub(crate) fn measure_stat(
     measure: Measure,
 ) -> FieldStat {
     let op = p.op().to_string();
-    let skip_errors = p.raw("skip_op_error").as_bool().unwrap_or(true);
+    let skip_errors = skips_errors(p);
     let f = Arc::new(move |args: &[ArrayRef]| -> Result<ArrayRef> {
         let paths = &args[0];
-        let list_of = |row: usize| -> Option<ArrayRef> {
-            match paths.data_type() {
-                DataType::List(_) if paths.is_valid(row) => Some(paths.as_list::<i32>().value(row)),
-                DataType::LargeList(_) if paths.is_valid(row) => {
-                    Some(paths.as_list::<i64>().value(row))
-                }
-                _ => None,
-            }
-        };
         let mut ints = ListBuilder::new(Int64Builder::new());
         let mut floats = ListBuilder::new(Float64Builder::new());
         for row in 0..paths.len() {
             let mut values: Vec<f64> = Vec::new();
             let mut failed = false;
-            if let Some(list) = list_of(row) {
-                for path in paths_of(&op, &list)? {
+            if let Some(row_paths) = row_paths(&op, paths, row)? {
+                for path in row_paths {
                     match measure(&path) {
                         Ok(v) => values.push(v),
                         Err(e) if skip_errors => {

@@ -8,7 +8,7 @@ pub mod json_stats;
 pub mod language_id;
 pub mod length;
 pub mod lines;
-mod media_stats;
+pub(crate) mod media_stats;
 pub mod perplexity;
 pub mod ratio;
 pub mod repetition;

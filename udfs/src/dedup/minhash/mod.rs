@@ -836,6 +836,7 @@ fn build_document_minhash_deduplicator(p: &Params) -> std::result::Result<Operat
             Arc::new(BandKeys(Arc::new(hasher))),
         ),
         kind: DedupKind::MinHashBands,
+        reads: crate::DedupReads::Text,
     }))
 }
 

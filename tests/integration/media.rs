@@ -1,0 +1,227 @@
+//! Audio and video recipes as jobs: partitioned with every_op checkpoints (a video deduplicator
+//! deciding across partitions among them) they give the local export, survive kill -9 at any moment, refuse a strict resume when a referenced file changed,
+//! and treat corrupt or missing files as Data-Juicer does (the sample dropped, or with
+//! `skip_op_error: false` an error naming the file).
+
+use std::path::Path;
+
+use crate::common::{ok, repo};
+use crate::resume::{
+    Job, events, fails_with, forget_completion, fresh, kill_9_after_event, partition_hashes,
+    saved_files_verify,
+};
+
+const AUDIO: &str = "project_name: audio_job
+dataset_path: DATA
+export_path: EXPORT
+work_dir: WORK
+np: 2
+executor_type: ray_partitioned
+partition:
+  mode: manual
+  num_of_partitions: 3
+checkpoint:
+  strategy: every_op
+process:
+  - audio_size_filter:
+      min_size: 5KB
+  - audio_duration_filter:
+      min_duration: 1
+      max_duration: 3
+";
+
+const VIDEO: &str = "project_name: video_job
+dataset_path: DATA
+export_path: EXPORT
+work_dir: WORK
+np: 2
+executor_type: ray_partitioned
+partition:
+  mode: manual
+  num_of_partitions: 3
+checkpoint:
+  strategy: every_op
+process:
+  - video_duration_filter:
+      min_duration: 1.2
+  - video_deduplicator:
+  - video_resolution_filter:
+      min_width: 150
+      any_or_all: all
+  - video_aspect_ratio_filter:
+      min_ratio: 1/1
+";
+
+/// A job over `corpus` with a copy of the fixture media next to it, where the corpus's
+/// relative paths (`media/...`) find them.
+fn media_job(recipe: &str, corpus: &str) -> Job {
+    let job = Job::with_corpus(recipe, corpus);
+    let from = repo().join("tests/golden/media");
+    std::fs::create_dir(job.path("media")).unwrap();
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, job.path("media").join(path.file_name().unwrap())).unwrap();
+    }
+    job
+}
+
+/// The export of the same job run by the local executor.
+fn local_export(job: &Job) -> String {
+    ok(&job.run(&["--executor_type", "default"]));
+    job.export()
+}
+
+fn kill_sweep(recipe: &str, corpus: &str) {
+    let reference = media_job(recipe, corpus);
+    let want_local = local_export(&reference);
+    let (id, want) = fresh(&reference);
+    assert_eq!(want, want_local, "partitioned export equals the local one");
+    assert!(want.lines().count() >= 2, "some rows kept: {want}");
+    assert!(
+        want.lines().count() < 8,
+        "some rows dropped by the filters: {want}"
+    );
+    let reference_dir = reference.job_dir(&id);
+    let total = events(&reference_dir).len();
+    let moments: Vec<usize> = (1..total).step_by((total / 8).max(1)).collect();
+    assert!(moments.len() >= 6, "{total} events");
+    for n in moments {
+        let job = media_job(recipe, corpus);
+        let id = format!("kill_{n}");
+        kill_9_after_event(&job, &id, n, total);
+        saved_files_verify(&job.job_dir(&id), n);
+        ok(&job.run(&["--resume", &id]));
+        // Media paths are absolute in the export, under each job's own directory.
+        let export = job
+            .export()
+            .replace(job.dir.path().to_str().unwrap(), "DIR");
+        let want = want.replace(reference.dir.path().to_str().unwrap(), "DIR");
+        assert_eq!(export, want, "after kill at event {n}");
+        assert_eq!(
+            partition_hashes(&job.job_dir(&id)).len(),
+            partition_hashes(&reference_dir).len()
+        );
+    }
+}
+
+#[test]
+fn an_audio_job_runs_partitioned_and_survives_kill_9() {
+    kill_sweep(AUDIO, "tests/golden/corpus_audio.jsonl");
+}
+
+#[test]
+fn a_video_job_runs_partitioned_and_survives_kill_9() {
+    kill_sweep(VIDEO, "tests/golden/corpus_video_dedup.jsonl");
+}
+
+/// The content hash covers the files rows reference: the same rows over a changed file are
+/// different input, and strict resume refuses them, leaving the checkpoints as they were.
+#[test]
+fn a_changed_media_file_refuses_strict_resume() {
+    let job = media_job(VIDEO, "tests/golden/corpus_video.jsonl");
+    let (id, _) = fresh(&job);
+    forget_completion(&job.job_dir(&id));
+    let before = job.checkpoints(&id);
+    let clip = job.path("media/bars_176x144.mkv");
+    let mut bytes = std::fs::read(&clip).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&clip, &bytes).unwrap();
+    fails_with(
+        &job.run(&["--resume", &id]),
+        "content hashes do not match the current input",
+    );
+    assert!(job.checkpoints(&id) == before, "checkpoints changed");
+}
+
+/// Rows over a corrupt, a truncated and a missing file.
+fn broken_corpus(dir: &Path) {
+    let rows = [
+        r#"{"text": "good audio", "audios": ["media/tone_1370ms.wav"], "videos": ["media/testsrc_320x240.mp4"]}"#,
+        r#"{"text": "corrupt audio", "audios": ["media/corrupt_audio.wav"], "videos": ["media/testsrc_320x240.mp4"]}"#,
+        r#"{"text": "missing audio", "audios": ["media/no_such.wav"], "videos": ["media/testsrc_320x240.mp4"]}"#,
+        r#"{"text": "corrupt video", "audios": ["media/tone_1370ms.wav"], "videos": ["media/corrupt_video.mp4"]}"#,
+        r#"{"text": "missing video", "audios": ["media/tone_1370ms.wav"], "videos": ["media/no_such.mp4"]}"#,
+    ];
+    std::fs::write(dir.join("data.jsonl"), rows.join("\n") + "\n").unwrap();
+}
+
+const BROKEN: &str = "project_name: broken_media
+dataset_path: DATA
+export_path: EXPORT
+work_dir: WORK
+np: 1
+process:
+  - audio_duration_filter:
+  - video_duration_filter:
+";
+
+#[test]
+fn unreadable_media_drops_the_sample_or_names_the_file() {
+    let job = media_job(BROKEN, "tests/golden/corpus_audio.jsonl");
+    broken_corpus(job.dir.path());
+    let out = job.run(&[]);
+    ok(&out);
+    let texts: Vec<String> = job
+        .export()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["text"].to_string())
+        .collect();
+    assert_eq!(
+        texts,
+        ["\"good audio\""],
+        "only the readable sample is kept"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    for file in [
+        "corrupt_audio.wav",
+        "no_such.wav",
+        "corrupt_video.mp4",
+        "no_such.mp4",
+    ] {
+        assert!(err.contains(file), "no warning names {file}:\n{err}");
+    }
+
+    let recipe = std::fs::read_to_string(job.recipe()).unwrap();
+    std::fs::write(job.recipe(), format!("skip_op_error: false\n{recipe}")).unwrap();
+    let before = job.export();
+    fails_with(&job.run(&[]), "audio_duration_filter: cannot read audio `");
+    fails_with(&job.run(&[]), "media/corrupt_audio.wav");
+    assert_eq!(job.export(), before, "a failed run leaves the export alone");
+}
+
+#[test]
+fn audio_duration_bounds_are_integers_as_in_data_juicer() {
+    let job = media_job(
+        &AUDIO.replace("min_duration: 1", "min_duration: 0.5"),
+        "tests/golden/corpus_audio.jsonl",
+    );
+    fails_with(&job.run(&[]), "min_duration");
+    assert!(!job.path("out/result.jsonl").exists());
+}
+
+/// Auto partitioning sizes media rows by the files they reference, and says so.
+#[test]
+fn explain_shows_auto_sizing_from_media_files() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dj-plan"))
+        .args(["explain", "configs/video.yaml", "--partition.mode", "auto"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    assert!(
+        text.contains("multimodal 14)"),
+        "text + video rows are multimodal, as Data-Juicer detects them:\n{text}"
+    );
+    // The 16 rows reference about 40 KB of video each at the 90th percentile; the rows alone
+    // are under 1 KB.
+    let p90: f64 = text
+        .split("memory per sample (P90) ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|mb| mb.parse().ok())
+        .unwrap_or_else(|| panic!("no P90 line:\n{text}"));
+    assert!((0.01..0.2).contains(&p90), "{p90} MB:\n{text}");
+    assert!(text.contains("(the row and the media files it references)"));
+    assert!(text.contains("complexity factor 2.20 (4 high"), "{text}");
+}
