@@ -705,6 +705,8 @@ pub struct DjPhysicalCodec {
 
 impl DjPhysicalCodec {
     pub fn new(inner: Arc<dyn PhysicalExtensionCodec>) -> Self {
+        // Executors run the plans this codec decodes: their media ops read s3:// paths too.
+        crate::store::install_media_fetcher();
         DjPhysicalCodec { inner, roots: None }
     }
 

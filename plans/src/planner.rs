@@ -128,6 +128,7 @@ fn uncoalesced_filters(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn Execution
 /// A session for running recipes: `target_partitions` threads of work, no round-robin
 /// repartitioning (it would reorder rows between logical partitions), and the dj planner.
 pub fn session(target_partitions: usize) -> SessionContext {
+    crate::store::install_media_fetcher();
     SessionContext::new_with_state(state(config(target_partitions)))
 }
 

@@ -435,6 +435,41 @@ pub(crate) fn ensure_local(object: &RemoteObject) -> Result<PathBuf, StoreError>
     Ok(path)
 }
 
+/// Lets the media ops read `s3://` paths (see [`dj_udfs::remote_media`]): each object is fetched
+/// into the cache once per ETag, and looked up once per process.
+pub fn install_media_fetcher() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| dj_udfs::remote_media::install_fetcher(Box::new(fetch_media)));
+}
+
+fn fetch_media(url: &str) -> Result<PathBuf, String> {
+    static FETCHED: std::sync::Mutex<Option<std::collections::HashMap<String, PathBuf>>> =
+        std::sync::Mutex::new(None);
+    let known = |f: &mut Option<std::collections::HashMap<String, PathBuf>>| {
+        f.get_or_insert_default().get(url).cloned()
+    };
+    if let Some(path) = known(&mut FETCHED.lock().unwrap_or_else(|e| e.into_inner())) {
+        return Ok(path);
+    }
+    let remote = Remote::open(url).map_err(|e| e.to_string())?;
+    let meta = remote
+        .head()
+        .map_err(|e| e.to_string())?
+        .ok_or("no such object")?;
+    let object = RemoteObject {
+        url: url.to_string(),
+        size: meta.size,
+        e_tag: meta.e_tag,
+    };
+    let path = ensure_local(&object).map_err(|e| e.to_string())?;
+    FETCHED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_default()
+        .insert(url.to_string(), path.clone());
+    Ok(path)
+}
+
 /// The objects of a remote dataset, downloaded: `url` is one object, a prefix (every object
 /// under it, like a directory), or a glob over keys (`s3://b/data/*.jsonl`).
 pub(crate) fn fetch_dataset(url: &str) -> Result<Vec<(PathBuf, RemoteObject)>, StoreError> {

@@ -790,3 +790,88 @@ fn failed_uploads_are_retried_and_an_outage_leaves_the_job_resumable() {
         "only {strict} outages left a strictly resumable job"
     );
 }
+
+/// Rows of a dataset on S3 reference clips next to it (`media/...`): the video ops read them
+/// from the bucket and give a local run's export (paths aside); the partitions' content hashes
+/// cover the objects, so a strict resume refuses a clip replaced in the bucket.
+#[cfg(feature = "media")]
+#[test]
+fn media_next_to_an_s3_dataset_are_read_from_the_bucket() {
+    let s3 = S3Server::start();
+    let golden = repo().join("tests/golden");
+    for entry in std::fs::read_dir(golden.join("media")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        s3.put(
+            &format!("videos/media/{name}"),
+            &std::fs::read(&path).unwrap(),
+        );
+    }
+    let corpus = std::fs::read(golden.join("corpus_video_dedup.jsonl")).unwrap();
+    s3.put("videos/corpus.jsonl", &corpus);
+    let tmp = tempfile::tempdir().unwrap();
+    let process = "process:
+  - video_duration_filter:
+      min_duration: 1
+  - video_deduplicator:
+  - video_resolution_filter:
+      min_width: 150
+";
+    let local = tmp.path().join("local.yaml");
+    write(
+        &local,
+        &format!(
+            "dataset_path: {}\nexport_path: {}\nnp: 1\n{process}",
+            golden.join("corpus_video_dedup.jsonl").display(),
+            tmp.path().join("local.jsonl").display()
+        ),
+    );
+    ok(&Command::new(env!("CARGO_BIN_EXE_dj-run"))
+        .arg("--config")
+        .arg(&local)
+        .output()
+        .unwrap());
+    let want = std::fs::read_to_string(tmp.path().join("local.jsonl"))
+        .unwrap()
+        .replace(golden.to_str().unwrap(), &format!("s3://{BUCKET}/videos"));
+    assert!(want.lines().count() >= 3, "{want}");
+
+    let remote = tmp.path().join("remote.yaml");
+    write(
+        &remote,
+        &format!(
+            "dataset_path: s3://{BUCKET}/videos/corpus.jsonl\nexport_path: {}\nwork_dir: {}
+executor_type: ray_partitioned
+partition:
+  mode: manual
+  num_of_partitions: 2
+checkpoint:
+  strategy: every_op
+{process}",
+            tmp.path().join("remote.jsonl").display(),
+            tmp.path().join("jobs").display()
+        ),
+    );
+    let cache = tmp.path().join("cache");
+    let out = ok(&s3
+        .dj_run(&cache, &remote, &["--job_id", "clips"])
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("remote.jsonl")).unwrap(),
+        want,
+        "{out}"
+    );
+
+    // The same rows over a clip replaced in the bucket are different input.
+    crate::resume::forget_completion(&tmp.path().join("jobs/clips"));
+    let mut clip = std::fs::read(golden.join("media/bars_176x144.mkv")).unwrap();
+    clip.push(0);
+    s3.put("videos/media/bars_176x144.mkv", &clip);
+    crate::resume::fails_with(
+        &s3.dj_run(&cache, &remote, &["--resume", "clips"])
+            .output()
+            .unwrap(),
+        "content hashes do not match the current input",
+    );
+}

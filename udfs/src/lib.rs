@@ -16,6 +16,7 @@ pub mod operator;
 pub mod params;
 pub mod py;
 pub mod registry;
+pub mod remote_media;
 pub mod selector;
 pub mod spec;
 pub mod suggest;

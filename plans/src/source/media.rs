@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 /// absolute (`os.path.abspath`, as its config does) if it is a directory, else its parent; none
 /// for a glob or a path that does not exist.
 pub fn dataset_dir(dataset_path: &str) -> Option<String> {
+    if crate::store::is_remote(dataset_path) {
+        return remote_dataset_dir(dataset_path);
+    }
+    let dataset_path = crate::store::local_path(dataset_path);
     let path = std::path::Path::new(dataset_path);
     if !path.exists() {
         return None;
@@ -26,6 +30,21 @@ pub fn dataset_dir(dataset_path: &str) -> Option<String> {
         Some(0) | None => "/".to_string(),
         Some(i) => abs[..i].to_string(),
     })
+}
+
+/// The object-storage "directory" of a remote dataset: the parent of one object (a last
+/// segment with an extension), the prefix itself otherwise; none for a glob, as locally.
+fn remote_dataset_dir(url: &str) -> Option<String> {
+    if url.contains(['*', '?', '[']) {
+        return None;
+    }
+    let url = url.trim_end_matches('/');
+    let (parent, last) = url.rsplit_once('/')?;
+    if parent.ends_with(":/") {
+        // `s3://bucket`: the bucket is the directory.
+        return Some(url.to_string());
+    }
+    Some(if last.contains('.') { parent } else { url }.to_string())
 }
 
 /// Python's `os.path.abspath`: joined to the working directory and normalised lexically
@@ -75,7 +94,7 @@ const SAMPLED_BYTES: u64 = 64 * 1024;
 /// paths join. Files are fingerprinted by size, modification time and a BLAKE3 of their first
 /// and last 64 KiB: reading every byte of a video corpus again on each resume would cost about
 /// what decoding it does, while an edit that keeps the size, the mtime and both ends unchanged
-/// is all this misses. URLs are covered by their text only.
+/// is all this misses. Objects on `s3://` are covered by their size and ETag.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MediaRefs {
     pub columns: Vec<String>,
@@ -128,9 +147,23 @@ fn paths_at(column: &ArrayRef, row: usize) -> Vec<String> {
     strings.into_iter().flatten().map(str::to_string).collect()
 }
 
-/// `path size mtime_ns blake3(first and last 64 KiB)`, or `path -` for a file that cannot be
-/// read (a missing file is part of the content too: its row fails or is dropped).
+/// `path size mtime_ns blake3(first and last 64 KiB)` (`url size etag` for an object), or
+/// `path -` for a file that cannot be read (a missing file is part of the content too: its row
+/// fails or is dropped).
 fn file_fingerprint(path: &str) -> String {
+    if crate::store::is_remote(path) {
+        // An object is fingerprinted by its size and ETag (one HEAD request, no download).
+        let head = crate::store::Remote::open(path).and_then(|r| r.head());
+        return match head {
+            Ok(Some(meta)) => format!(
+                "{path}\t{}\t{}\n",
+                meta.size,
+                meta.e_tag.as_deref().unwrap_or("")
+            ),
+            _ => format!("{path}\t-\n"),
+        };
+    }
+    let path = crate::store::local_path(path);
     if path.contains("://") {
         return format!("{path}\turl\n");
     }
@@ -168,6 +201,12 @@ mod tests {
         assert_eq!(resolve("/data/", "b.mp4"), "/data/b.mp4");
         assert_eq!(resolve("/data", "/abs/c.wav"), "/abs/c.wav");
         assert_eq!(resolve("/data", "s3://bucket/c.wav"), "s3://bucket/c.wav");
+        assert_eq!(resolve("s3://b/data", "m/c.wav"), "s3://b/data/m/c.wav");
+        assert_eq!(dataset_dir("s3://b/data/x.jsonl").unwrap(), "s3://b/data");
+        assert_eq!(dataset_dir("s3://b/data/").unwrap(), "s3://b/data");
+        assert_eq!(dataset_dir("s3://b/x.jsonl").unwrap(), "s3://b");
+        assert_eq!(dataset_dir("s3://b").unwrap(), "s3://b");
+        assert_eq!(dataset_dir("s3://b/data/*.jsonl"), None);
     }
 
     #[test]

@@ -51,7 +51,9 @@ fn videos_md5(paths: &[String]) -> std::result::Result<String, (String, String)>
             continue;
         }
         seen.push(path);
-        feed_video_packets(path, &mut |data| md5.update(data)).map_err(|e| (path.clone(), e))?;
+        crate::remote_media::local_file(path)
+            .and_then(|local| feed_video_packets(&local, &mut |data| md5.update(data)))
+            .map_err(|e| (path.clone(), e))?;
     }
     Ok(hex(&md5.finalize().into()))
 }

@@ -123,7 +123,7 @@ pub(crate) fn measure_stat(
             let mut failed = false;
             if let Some(row_paths) = row_paths(&op, paths, row)? {
                 for path in row_paths {
-                    match measure(&path) {
+                    match crate::remote_media::local_file(&path).and_then(|p| measure(&p)) {
                         Ok(v) => values.push(v),
                         Err(e) if skip_errors => {
                             tracing::warn!(
