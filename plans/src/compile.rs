@@ -15,8 +15,13 @@ use datafusion::functions::core::expr_fn::{get_field, named_struct};
 use datafusion::logical_expr::{
     Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder, lit,
 };
-use dj_udfs::columns::{JOINT_STATS_COLUMN, ORDER_COLUMN, SELECT_KEY_COLUMN, STATS_COLUMN};
-use dj_udfs::{DedupReads, Operator, PY_MAXSIZE, SelectorKind, SelectorOp, StatRange};
+use dj_udfs::columns::{
+    JOINT_STATS_COLUMN, MEDIA_MAPPED_COLUMN, ORDER_COLUMN, SELECT_KEY_COLUMN, SOURCE_FILE_COLUMN,
+    STATS_COLUMN,
+};
+use dj_udfs::{
+    DedupReads, MediaMapperOp, Operator, PY_MAXSIZE, SelectorKind, SelectorOp, StatRange,
+};
 
 use crate::nodes::dedup::DedupBarrier;
 use crate::nodes::{
@@ -474,6 +479,9 @@ fn compile_op(
     if let Operator::Selector(s) = &op.operator {
         return compile_selector(plan, op, s, ctx);
     }
+    if let Operator::MediaMapper(m) = &op.operator {
+        return compile_media_mapper(plan, op, m, counters);
+    }
     if matches!(op.operator, Operator::Deduplicator(_))
         && schema.fields().iter().any(|f| f.name() == ORDER_COLUMN)
     {
@@ -496,7 +504,9 @@ fn compile_op(
                 None => plan,
             }
         }
-        Operator::FieldFilter(_) | Operator::Selector(_) => unreachable!("handled above"),
+        Operator::FieldFilter(_) | Operator::Selector(_) | Operator::MediaMapper(_) => {
+            unreachable!("handled above")
+        }
         Operator::Deduplicator(d) => {
             let barrier = ctx
                 .barriers
@@ -538,6 +548,50 @@ fn compile_op(
         }
     };
     Ok(plan)
+}
+
+/// A media mapper: its UDF's struct per sample in a temporary column (behind a boundary, so the
+/// filter is not pushed below it and each file is written once), the samples whose files could
+/// not be read dropped, then the media column and `__dj__source_file__` (replaced, or added at
+/// the end) taken from the struct.
+fn compile_media_mapper(
+    plan: LogicalPlan,
+    op: &OpConfig,
+    m: &MediaMapperOp,
+    counters: &Arc<OpCounters>,
+) -> Result<LogicalPlan, CompileError> {
+    let schema = plan.schema().clone();
+    let has = |name: &str| schema.fields().iter().any(|f| f.name() == name);
+    let or_null = |name: &str| {
+        if has(name) {
+            column(name)
+        } else {
+            lit(datafusion::common::ScalarValue::Null)
+        }
+    };
+    let call = m
+        .udf
+        .call(vec![or_null(&m.column), or_null(SOURCE_FILE_COLUMN)]);
+    let mapped = LogicalPlanBuilder::from(plan)
+        .project(with_column(&schema, MEDIA_MAPPED_COLUMN, call))?
+        .build()?;
+    let field = |name: &str| get_field(column(MEDIA_MAPPED_COLUMN), name);
+    let mapped = LogicalPlanBuilder::from(stats_boundary(mapped, op, Some(counters)))
+        .filter(field("ok"))?
+        .build()?;
+    let mut exprs: Vec<Expr> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.name().as_str() {
+            n if n == m.column => field("paths").alias(n),
+            SOURCE_FILE_COLUMN => field("source_file").alias(SOURCE_FILE_COLUMN),
+            n => column(n),
+        })
+        .collect();
+    if !has(SOURCE_FILE_COLUMN) {
+        exprs.push(field("source_file").alias(SOURCE_FILE_COLUMN));
+    }
+    Ok(LogicalPlanBuilder::from(mapped).project(exprs)?.build()?)
 }
 
 /// The hash UDF's arguments: the text, or the media column (a null when the input has none:

@@ -1,5 +1,6 @@
-//! Audio and video recipes as jobs: partitioned with every_op checkpoints (a video deduplicator
-//! deciding across partitions among them) they give the local export, survive kill -9 at any moment, refuse a strict resume when a referenced file changed,
+//! Audio and video recipes as jobs: partitioned with every_op checkpoints (a video resizer
+//! writing new files and a video deduplicator deciding across partitions among them) they give
+//! the local export, survive kill -9 at any moment, refuse a strict resume when a referenced file changed,
 //! and treat corrupt or missing files as Data-Juicer does (the sample dropped, or with
 //! `skip_op_error: false` an error naming the file).
 
@@ -45,6 +46,8 @@ process:
   - video_duration_filter:
       min_duration: 1.2
   - video_deduplicator:
+  - video_resize_resolution_mapper:
+      max_width: 300
   - video_resolution_filter:
       min_width: 150
       any_or_all: all
@@ -91,16 +94,61 @@ fn kill_sweep(recipe: &str, corpus: &str) {
         kill_9_after_event(&job, &id, n, total);
         saved_files_verify(&job.job_dir(&id), n);
         ok(&job.run(&["--resume", &id]));
-        // Media paths are absolute in the export, under each job's own directory.
-        let export = job
-            .export()
-            .replace(job.dir.path().to_str().unwrap(), "DIR");
-        let want = want.replace(reference.dir.path().to_str().unwrap(), "DIR");
+        // Media paths are absolute in the export, under each job's own directory, and the
+        // names of resized copies hash their source's path and mtime.
+        let export = job.export();
+        if recipe.contains("video_resize") {
+            produced_files_are_whole(&export, n);
+        }
+        let export = unhashed(&export.replace(job.dir.path().to_str().unwrap(), "DIR"));
+        let want = unhashed(&want.replace(reference.dir.path().to_str().unwrap(), "DIR"));
         assert_eq!(export, want, "after kill at event {n}");
         assert_eq!(
             partition_hashes(&job.job_dir(&id)).len(),
             partition_hashes(&reference_dir).len()
         );
+    }
+}
+
+/// `text` with the hashes in produced file names masked.
+fn unhashed(text: &str) -> String {
+    regex::Regex::new("__dj_hash_#[0-9a-f]+#")
+        .unwrap()
+        .replace_all(text, "__dj_hash_#<hash>#")
+        .into_owned()
+}
+
+/// Every video the export names exists and opens, and each produced one is the only file for
+/// its source (its name is stable across the kill and the resume) with no temporary left.
+fn produced_files_are_whole(export: &str, moment: usize) {
+    let mut produced_dirs = std::collections::BTreeSet::new();
+    for line in export.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        for v in row["videos"].as_array().into_iter().flatten() {
+            let path = v.as_str().unwrap();
+            let info = dj_udfs::media::video_info(path)
+                .unwrap_or_else(|e| panic!("after kill at event {moment}: {path}: {e}"));
+            if path.contains("__dj__produced_data__") {
+                assert!(info.width <= 300, "{path}: {}x{}", info.width, info.height);
+                produced_dirs.insert(Path::new(path).parent().unwrap().to_path_buf());
+            }
+        }
+    }
+    assert!(!produced_dirs.is_empty(), "no video was resized: {export}");
+    for dir in produced_dirs {
+        let mut stems: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            stems.iter().all(|f| !f.contains(".tmp.")),
+            "after kill at event {moment}: a temporary is left in {stems:?}"
+        );
+        stems
+            .iter_mut()
+            .for_each(|f| *f = f[..f.find("__dj_hash_#").unwrap()].to_string());
+        let unique: std::collections::BTreeSet<_> = stems.iter().collect();
+        assert_eq!(unique.len(), stems.len(), "one file per source: {stems:?}");
     }
 }
 
@@ -224,4 +272,61 @@ fn explain_shows_auto_sizing_from_media_files() {
     assert!((0.01..0.2).contains(&p90), "{p90} MB:\n{text}");
     assert!(text.contains("(the row and the media files it references)"));
     assert!(text.contains("complexity factor 2.20 (4 high"), "{text}");
+}
+
+/// The video resizers record the files samples came from, write each resized copy once under a
+/// name that a rerun finds again, and drop a sample whose video cannot be read.
+#[test]
+fn resized_videos_keep_their_sources_and_stable_names() {
+    let recipe = "project_name: resize
+dataset_path: DATA
+export_path: EXPORT
+np: 1
+process:
+  - video_resize_aspect_ratio_mapper:
+      min_ratio: 1/1
+      max_ratio: 4/3
+";
+    let job = media_job(recipe, "tests/golden/corpus_video.jsonl");
+    let mut data = std::fs::read_to_string(job.path("data.jsonl")).unwrap();
+    data.push_str("{\"text\": \"broken\", \"videos\": [\"media/corrupt_video.mp4\"]}\n");
+    std::fs::write(job.path("data.jsonl"), data).unwrap();
+    let out = job.run(&[]);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("corrupt_video.mp4"));
+    let export = job.export();
+    let rows: Vec<serde_json::Value> = export
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 10, "the broken row is dropped: {export}");
+    let media = job.path("media");
+    let media = media.to_str().unwrap();
+    // 640x360 (16:9) is widened to 4:3 = 640x480 (increase, the default strategy).
+    let wide = &rows[1];
+    let new = wide["videos"][0].as_str().unwrap();
+    assert!(
+        new.starts_with(&format!(
+            "{media}/__dj__produced_data__/video_resize_aspect_ratio_mapper/wide_640x360__dj_hash_#"
+        )) && new.ends_with("#.webm"),
+        "{new}"
+    );
+    let info = dj_udfs::media::video_info(new).unwrap();
+    assert_eq!((info.width, info.height), (640, 480));
+    assert_eq!(
+        wide["__dj__source_file__"],
+        serde_json::json!([format!("{media}/wide_640x360.webm")])
+    );
+    // A 4:3 video stays; its source is itself. No videos: no sources.
+    assert_eq!(
+        rows[0]["videos"],
+        serde_json::json!([format!("{media}/testsrc_320x240.mp4")])
+    );
+    assert_eq!(rows[0]["__dj__source_file__"], rows[0]["videos"]);
+    assert_eq!(rows[6]["__dj__source_file__"], serde_json::json!([]));
+    // Run again: the same names, and the files are not written again.
+    let written = std::fs::metadata(new).unwrap().modified().unwrap();
+    ok(&job.run(&[]));
+    assert_eq!(job.export(), export);
+    assert_eq!(std::fs::metadata(new).unwrap().modified().unwrap(), written);
 }

@@ -244,6 +244,7 @@ fn text_udf(op: &Operator) -> Result<Arc<ScalarUDF>, &'static str> {
         Operator::Deduplicator(d) => Ok(d.hash_udf.clone()),
         Operator::FieldFilter(_) => Err("reads a non-text field"),
         Operator::Selector(_) => Err("a global selector over a field, no text UDF"),
+        Operator::MediaMapper(_) => Err("rewrites media files, no text UDF"),
     }
 }
 

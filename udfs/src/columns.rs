@@ -5,6 +5,10 @@
 pub const STATS_COLUMN: &str = "__dj__stats__";
 /// Column holding per-sample meta data (`Fields.meta`).
 pub const META_COLUMN: &str = "__dj__meta__";
+/// The files a sample's media came from, before a mapper rewrote them (`Fields.source_file`).
+pub const SOURCE_FILE_COLUMN: &str = "__dj__source_file__";
+/// A media mapper's per-sample result between its projections.
+pub const MEDIA_MAPPED_COLUMN: &str = "__dj__media_mapped";
 /// Column holding the file suffix of a sample (`Fields.suffix`).
 pub const SUFFIX_COLUMN: &str = "__dj__suffix__";
 

@@ -23,13 +23,15 @@ pub mod suggest;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod text;
+#[cfg(feature = "media")]
+pub mod transcode;
 pub mod udf;
 pub mod value;
 pub mod wire;
 
 pub use operator::{
-    DedupKind, DedupOp, DedupReads, FieldFilterOp, FieldStat, FilterOp, Operator, SelectorKind,
-    SelectorOp, StatRange,
+    DedupKind, DedupOp, DedupReads, FieldFilterOp, FieldStat, FilterOp, MediaMapperOp, Operator,
+    SelectorKind, SelectorOp, StatRange,
 };
 pub use params::{ParamError, ParamSpec, ParamType, Params};
 pub use registry::{lookup, registry};

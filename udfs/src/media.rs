@@ -8,7 +8,7 @@ use std::sync::Once;
 use ffmpeg::media::Type;
 use ffmpeg_next as ffmpeg;
 
-fn init() {
+pub(crate) fn init() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
         // Registration is a no-op on FFmpeg >= 4 but harmless; silence FFmpeg's own stderr

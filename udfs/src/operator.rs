@@ -41,6 +41,9 @@ pub enum Operator {
     FieldFilter(FieldFilterOp),
     /// Reads a value per row; a global node keeps and reorders rows by all rows' values.
     Selector(SelectorOp),
+    /// Rewrites a column of media paths, writing new files, and records the files each sample
+    /// came from in `__dj__source_file__`.
+    MediaMapper(MediaMapperOp),
 }
 
 impl Operator {
@@ -51,6 +54,7 @@ impl Operator {
             Operator::Deduplicator(_) => OpKind::Deduplicator,
             Operator::FieldFilter(_) => OpKind::Filter,
             Operator::Selector(_) => OpKind::Selector,
+            Operator::MediaMapper(_) => OpKind::Mapper,
         }
     }
 }
@@ -132,6 +136,15 @@ impl StatRange {
         }
         if self.reversed { !keep } else { keep }
     }
+}
+
+/// A media mapper: its UDF takes the media column (or a null when the input has none) and the
+/// `__dj__source_file__` column (or a null) and returns per sample a struct of the new `paths`,
+/// the `source_file` list and `ok` (false: a file could not be read and the sample is dropped).
+#[derive(Debug, Clone)]
+pub struct MediaMapperOp {
+    pub column: String,
+    pub udf: Arc<ScalarUDF>,
 }
 
 /// A deduplicator: a UDF computing the hash column from the text, and how rows with related

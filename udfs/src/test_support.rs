@@ -41,7 +41,9 @@ fn udf_of(op: &Operator) -> &ScalarUDF {
         Operator::Mapper { udf } => udf,
         Operator::Filter(f) => &f.stat_udf,
         Operator::Deduplicator(d) => &d.hash_udf,
-        Operator::FieldFilter(_) | Operator::Selector(_) => panic!("no text UDF"),
+        Operator::FieldFilter(_) | Operator::Selector(_) | Operator::MediaMapper(_) => {
+            panic!("no text UDF")
+        }
     }
 }
 

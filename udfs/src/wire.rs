@@ -45,6 +45,7 @@ pub(crate) fn operator_udfs(op: &Operator) -> Vec<Arc<ScalarUDF>> {
             .chain([f.keep.clone()])
             .collect(),
         Operator::Selector(s) => s.value_udf.iter().cloned().collect(),
+        Operator::MediaMapper(m) => vec![m.udf.clone()],
     }
 }
 

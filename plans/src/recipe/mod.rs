@@ -198,6 +198,7 @@ impl Recipe {
             .filter(|key| {
                 self.process.iter().any(|op| match &op.operator {
                     Operator::FieldFilter(f) => &f.field == *key,
+                    Operator::MediaMapper(m) => &m.column == *key,
                     Operator::Deduplicator(d) => {
                         matches!(&d.reads, DedupReads::Media { column, .. } if column == *key)
                     }

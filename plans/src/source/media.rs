@@ -22,7 +22,7 @@ pub fn dataset_dir(dataset_path: &str) -> Option<String> {
     if !path.exists() {
         return None;
     }
-    let abs = py_abspath(dataset_path)?;
+    let abs = dj_udfs::py::os_path::abspath(dataset_path)?;
     if path.is_dir() {
         return Some(abs);
     }
@@ -47,43 +47,13 @@ fn remote_dataset_dir(url: &str) -> Option<String> {
     Some(if last.contains('.') { parent } else { url }.to_string())
 }
 
-/// Python's `os.path.abspath`: joined to the working directory and normalised lexically
-/// (`.` and `..` collapsed, no symlinks resolved).
-fn py_abspath(path: &str) -> Option<String> {
-    let joined = if path.starts_with('/') {
-        path.to_string()
-    } else {
-        py_join(std::env::current_dir().ok()?.to_str()?, path)
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in joined.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(format!("/{}", parts.join("/")))
-}
-
-/// Python's `os.path.join(dir, path)` for a relative `path`.
-fn py_join(dir: &str, path: &str) -> String {
-    if dir.ends_with('/') {
-        format!("{dir}{path}")
-    } else {
-        format!("{dir}/{path}")
-    }
-}
-
 /// A media path as Data-Juicer's loader rewrites it: absolute paths and URLs stay, relative ones
 /// join the dataset's directory.
 pub fn resolve(dir: &str, path: &str) -> String {
     if path.starts_with('/') || path.contains("://") {
         path.to_string()
     } else {
-        py_join(dir, path)
+        dj_udfs::py::os_path::join(dir, path)
     }
 }
 

@@ -24,6 +24,7 @@ use crate::udf::{OpUdf, UdfIdentity};
 pub(crate) enum Media {
     Image,
     Audio,
+    #[cfg_attr(not(feature = "media"), allow(dead_code))]
     Video,
 }
 

@@ -86,13 +86,13 @@ pub(crate) fn video_aspect_ratio_spec() -> OpSpec {
             vec![
                 ParamSpec::new(
                     "min_ratio",
-                    ParamType::Any,
+                    ParamType::Str,
                     json!("9/21"),
                     "minimum width / height, a fraction such as \"9/21\" or \"9:21\"",
                 ),
                 ParamSpec::new(
                     "max_ratio",
-                    ParamType::Any,
+                    ParamType::Str,
                     json!("21/9"),
                     "maximum width / height, a fraction such as \"21/9\" or \"21:9\"",
                 ),
@@ -200,7 +200,7 @@ fn build_video_aspect_ratio(p: &Params) -> Result<Operator, ParamError> {
 
 /// Python's `Fraction(str(value).replace(":", "/"))` for what recipes hold: `"16/9"`,
 /// `"16:9"`, an integer, or a decimal (`"1.5"`, `0.75`), as (numerator, denominator > 0).
-fn parse_fraction(value: &Value) -> Result<(i128, i128), String> {
+pub(crate) fn parse_fraction(value: &Value) -> Result<(i128, i128), String> {
     let text = match value {
         Value::String(s) => s.trim().replace(':', "/"),
         Value::Number(n) => n.to_string(),

@@ -1,4 +1,5 @@
-//! Mappers: rewrite the text column, `text := f(text)`.
+//! Mappers: rewrite the text column, `text := f(text)`, or (the video resizers) a column of
+//! media paths, writing new files.
 
 pub mod chinese_convert;
 pub mod clean;
@@ -8,6 +9,8 @@ pub mod html;
 pub mod latex;
 pub mod normalization;
 pub mod remove;
+#[cfg(feature = "media")]
+pub mod video_resize;
 
 use std::sync::Arc;
 
@@ -39,6 +42,10 @@ pub(crate) fn specs() -> Vec<OpSpec> {
         remove::remove_non_chinese_spec(),
         fix_unicode::fix_unicode_spec(),
         chinese_convert::chinese_convert_spec(),
+        #[cfg(feature = "media")]
+        video_resize::video_resize_resolution_spec(),
+        #[cfg(feature = "media")]
+        video_resize::video_resize_aspect_ratio_spec(),
     ]
 }
 

@@ -1,9 +1,10 @@
 //! Emulations of the Python, numpy and scipy behaviour Data-Juicer's results depend on, kept apart
 //! from the operators: float formatting and the ujson round trip, numpy's random generators,
-//! scipy's numerical integration and the `regex` module's substitution.
+//! scipy's numerical integration, the `regex` module's substitution and `os.path`'s joins.
 
 pub mod numpy_legacy;
 pub mod numpy_rng;
+pub mod os_path;
 pub mod pyfloat;
 pub mod regex;
 pub mod scipy_quad;
