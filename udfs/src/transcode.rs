@@ -149,8 +149,8 @@ fn transcode(src: &str, dst: &Path, width: u32, height: u32) -> Result<(), Strin
                       octx: &mut format::context::Output|
      -> Result<(), String> {
         while decoder.receive_frame(&mut decoded).is_ok() {
-            // A new frame each time: the encoder keeps references to the frames it was sent
-            // (its lookahead), so one buffer scaled into again would change frames it holds.
+            // A new frame each time: an encoder may keep a reference to a frame it was sent,
+            // which a buffer scaled into again would change.
             let mut scaled = frame::Video::empty();
             scaler
                 .run(&decoded, &mut scaled)
