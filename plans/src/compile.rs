@@ -561,17 +561,10 @@ fn compile_media_mapper(
     counters: &Arc<OpCounters>,
 ) -> Result<LogicalPlan, CompileError> {
     let schema = plan.schema().clone();
-    let has = |name: &str| schema.fields().iter().any(|f| f.name() == name);
-    let or_null = |name: &str| {
-        if has(name) {
-            column(name)
-        } else {
-            lit(datafusion::common::ScalarValue::Null)
-        }
-    };
-    let call = m
-        .udf
-        .call(vec![or_null(&m.column), or_null(SOURCE_FILE_COLUMN)]);
+    let call = m.udf.call(vec![
+        column_or_null(&schema, &m.column),
+        column_or_null(&schema, SOURCE_FILE_COLUMN),
+    ]);
     let mapped = LogicalPlanBuilder::from(plan)
         .project(with_column(&schema, MEDIA_MAPPED_COLUMN, call))?
         .build()?;
@@ -588,7 +581,11 @@ fn compile_media_mapper(
             n => column(n),
         })
         .collect();
-    if !has(SOURCE_FILE_COLUMN) {
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| f.name() == SOURCE_FILE_COLUMN)
+    {
         exprs.push(field("source_file").alias(SOURCE_FILE_COLUMN));
     }
     Ok(LogicalPlanBuilder::from(mapped).project(exprs)?.build()?)
@@ -603,17 +600,22 @@ fn dedup_args(schema: &DFSchema, reads: &DedupReads, text: Expr) -> Vec<Expr> {
             column: c,
             and_text,
         } => {
-            let media = if schema.fields().iter().any(|f| f.name() == c) {
-                column(c)
-            } else {
-                lit(datafusion::common::ScalarValue::Null)
-            };
+            let media = column_or_null(schema, c);
             if *and_text {
                 vec![media, text]
             } else {
                 vec![media]
             }
         }
+    }
+}
+
+/// Column `name`, or a null for an input without it (media ops treat both as no files).
+fn column_or_null(schema: &DFSchema, name: &str) -> Expr {
+    if schema.fields().iter().any(|f| f.name() == name) {
+        column(name)
+    } else {
+        lit(datafusion::common::ScalarValue::Null)
     }
 }
 

@@ -443,13 +443,11 @@ pub fn install_media_fetcher() {
 }
 
 fn fetch_media(url: &str) -> Result<PathBuf, String> {
-    static FETCHED: std::sync::Mutex<Option<std::collections::HashMap<String, PathBuf>>> =
-        std::sync::Mutex::new(None);
-    let known = |f: &mut Option<std::collections::HashMap<String, PathBuf>>| {
-        f.get_or_insert_default().get(url).cloned()
-    };
-    if let Some(path) = known(&mut FETCHED.lock().unwrap_or_else(|e| e.into_inner())) {
-        return Ok(path);
+    type Cache = std::sync::Mutex<std::collections::HashMap<String, PathBuf>>;
+    static FETCHED: std::sync::LazyLock<Cache> = std::sync::LazyLock::new(Default::default);
+    let fetched = || FETCHED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(path) = fetched().get(url) {
+        return Ok(path.clone());
     }
     let remote = Remote::open(url).map_err(|e| e.to_string())?;
     let meta = remote
@@ -462,11 +460,7 @@ fn fetch_media(url: &str) -> Result<PathBuf, String> {
         e_tag: meta.e_tag,
     };
     let path = ensure_local(&object).map_err(|e| e.to_string())?;
-    FETCHED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get_or_insert_default()
-        .insert(url.to_string(), path.clone());
+    fetched().insert(url.to_string(), path.clone());
     Ok(path)
 }
 
