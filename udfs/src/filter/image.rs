@@ -13,7 +13,6 @@ use serde_json::json;
 use super::media_stats::{
     Item, Media, any_or_all, file_size, measure_stat, media_filter, size_param,
 };
-use crate::PY_MAXSIZE;
 use crate::operator::{Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{ModelUse, OpKind, OpSpec};
@@ -78,23 +77,9 @@ pub(crate) fn image_shape_spec() -> OpSpec {
         kind: OpKind::Filter,
         model_use: ModelUse::None,
         params: || {
-            vec![
-                ParamSpec::new("min_width", ParamType::Int, json!(1), "minimum width"),
-                ParamSpec::new(
-                    "max_width",
-                    ParamType::Int,
-                    json!(PY_MAXSIZE),
-                    "maximum width",
-                ),
-                ParamSpec::new("min_height", ParamType::Int, json!(1), "minimum height"),
-                ParamSpec::new(
-                    "max_height",
-                    ParamType::Int,
-                    json!(PY_MAXSIZE),
-                    "maximum height",
-                ),
-                any_or_all(Media::Image),
-            ]
+            let mut p = super::media_stats::size_bounds_params();
+            p.push(any_or_all(Media::Image));
+            p
         },
         build: build_image_shape,
         doc: "Keep samples whose images' width and height are within the given bounds.",

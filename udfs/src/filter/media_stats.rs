@@ -47,6 +47,27 @@ impl Media {
     }
 }
 
+/// `min_width`, `max_width`, `min_height`, `max_height` (1 and sys.maxsize), as the shape and
+/// resolution ops declare them.
+pub(crate) fn size_bounds_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::new("min_width", ParamType::Int, json!(1), "minimum width"),
+        ParamSpec::new(
+            "max_width",
+            ParamType::Int,
+            json!(crate::PY_MAXSIZE),
+            "maximum width",
+        ),
+        ParamSpec::new("min_height", ParamType::Int, json!(1), "minimum height"),
+        ParamSpec::new(
+            "max_height",
+            ParamType::Int,
+            json!(crate::PY_MAXSIZE),
+            "maximum height",
+        ),
+    ]
+}
+
 /// The `any_or_all` parameter, as every media filter has it.
 pub(crate) fn any_or_all(media: Media) -> ParamSpec {
     ParamSpec::new(

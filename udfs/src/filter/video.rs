@@ -54,23 +54,9 @@ pub(crate) fn video_resolution_spec() -> OpSpec {
         kind: OpKind::Filter,
         model_use: ModelUse::None,
         params: || {
-            vec![
-                ParamSpec::new("min_width", ParamType::Int, json!(1), "minimum width"),
-                ParamSpec::new(
-                    "max_width",
-                    ParamType::Int,
-                    json!(PY_MAXSIZE),
-                    "maximum width",
-                ),
-                ParamSpec::new("min_height", ParamType::Int, json!(1), "minimum height"),
-                ParamSpec::new(
-                    "max_height",
-                    ParamType::Int,
-                    json!(PY_MAXSIZE),
-                    "maximum height",
-                ),
-                any_or_all(Media::Video),
-            ]
+            let mut p = super::media_stats::size_bounds_params();
+            p.push(any_or_all(Media::Video));
+            p
         },
         build: build_video_resolution,
         doc: "Keep samples whose videos' width and height are within the given bounds.",

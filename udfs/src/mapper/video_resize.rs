@@ -20,7 +20,6 @@ use datafusion_common::{Result, exec_err};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::PY_MAXSIZE;
 use crate::filter::media_stats::{row_paths, skips_errors};
 use crate::filter::video::parse_fraction;
 use crate::operator::{MediaMapperOp, Operator};
@@ -46,21 +45,8 @@ pub(crate) fn video_resize_resolution_spec() -> OpSpec {
         kind: OpKind::Mapper,
         model_use: ModelUse::None,
         params: || {
-            vec![
-                ParamSpec::new("min_width", ParamType::Int, json!(1), "minimum width"),
-                ParamSpec::new(
-                    "max_width",
-                    ParamType::Int,
-                    json!(PY_MAXSIZE),
-                    "maximum width",
-                ),
-                ParamSpec::new("min_height", ParamType::Int, json!(1), "minimum height"),
-                ParamSpec::new(
-                    "max_height",
-                    ParamType::Int,
-                    json!(PY_MAXSIZE),
-                    "maximum height",
-                ),
+            let mut p = crate::filter::media_stats::size_bounds_params();
+            p.extend(vec![
                 ParamSpec::new(
                     "force_original_aspect_ratio",
                     ParamType::Str,
@@ -74,7 +60,8 @@ pub(crate) fn video_resize_resolution_spec() -> OpSpec {
                     "both sides divisible by it (a positive even number)",
                 ),
                 save_dir_param(),
-            ]
+            ]);
+            p
         },
         build: build_resolution,
         doc: "Resize videos whose width or height is out of bounds.",
@@ -461,6 +448,7 @@ fn media_mapper(p: &Params, target: Target) -> Operator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::PY_MAXSIZE;
 
     const MAX: i64 = PY_MAXSIZE;
 
