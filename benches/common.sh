@@ -100,6 +100,28 @@ seconds_of() {
   sed -E 's/.* ([0-9.]+) s +[0-9]+ MB.*/\1/' <<< "$1"
 }
 
+# against_reference REF LABEL DJ_YAML PY_YAML DJ_EXPORT PY_EXPORT: the same recipe through
+# dj-fusion (the median of DJ_BENCH_RUNS runs, default 3: they take seconds and vary by 10-20% on
+# this VM) and through Data-Juicer (REF, one run: it takes minutes), dj-fusion first; prints the
+# runs, the rows out, the speed-up and whether the two exports are byte-identical.
+against_reference() {
+  local ref=$1 label=$2 dj_yaml=$3 py_yaml=$4 dj_out=$5 py_out=$6 runs a b ta tb
+  runs=$(measure_runs "${DJ_BENCH_RUNS:-3}" "dj-fusion $label" "$BIN/dj-run" --config "$dj_yaml")
+  a=$(median_of "$runs")
+  sync
+  b=$(measure "data-juicer $label" "$ref" "$py_yaml")
+  rm -rf "${HF_DATASETS_CACHE:?}"
+  echo "$runs" | sed 's/^/  run: /'
+  echo "$a (median)"; echo "$b"
+  ta=$(seconds_of "$a"); tb=$(seconds_of "$b")
+  echo "  rows out: $(wc -l < "$dj_out")  speed-up: $(python3 -c "print(f'{$tb/$ta:.1f}x')")"
+  if cmp -s "$dj_out" "$py_out"; then
+    echo "  exports identical"
+  else
+    echo "  EXPORTS DIFFER"
+  fi
+}
+
 # in_cgroup LIMIT_MB CMD...: runs CMD (a command or a function such as `measure`) in a subshell
 # moved into a fresh cgroup-v1 memory group limited to LIMIT_MB (as root), which the kernel
 # OOM-kills past it; then prints the group's peak usage and OOM kills. Returns CMD's status.

@@ -48,19 +48,6 @@ for name in $recipes; do
       "$name" "${INPUT[$name]}" "$WORK/out/media_${name}${rows}_${side}.jsonl" "${PROCESS[$name]}" > "$WORK/media_${name}_${side}.yaml"
   done
   cat "$dir"/media/* "${INPUT[$name]}" > /dev/null
-  runs=$(measure_runs "${DJ_BENCH_RUNS:-3}" "dj-fusion $name ${rows} clips" "$BIN/dj-run" --config "$WORK/media_${name}_dj.yaml")
-  a=$(median_of "$runs")
-  sync
-  b=$(measure "data-juicer $name ${rows} clips" "$ref" "$WORK/media_${name}_py.yaml")
-  rm -rf "$HF_DATASETS_CACHE"
-  echo "$runs" | sed 's/^/  run: /'
-  echo "$a (median)"; echo "$b"
-  ta=$(seconds_of "$a"); tb=$(seconds_of "$b")
-  out_rows=$(wc -l < "$WORK/out/media_${name}${rows}_dj.jsonl")
-  echo "  rows out: $out_rows  speed-up: $(python3 -c "print(f'{$tb/$ta:.1f}x')")"
-  if cmp -s "$WORK/out/media_${name}${rows}_dj.jsonl" "$WORK/out/media_${name}${rows}_py.jsonl"; then
-    echo "  exports identical"
-  else
-    echo "  EXPORTS DIFFER"
-  fi
+  against_reference "$ref" "$name ${rows} clips" "$WORK/media_${name}_dj.yaml" "$WORK/media_${name}_py.yaml" \
+    "$WORK/out/media_${name}${rows}_dj.jsonl" "$WORK/out/media_${name}${rows}_py.jsonl"
 done

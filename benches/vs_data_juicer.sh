@@ -59,21 +59,6 @@ for name in $recipes; do
   # Both sides read the input from the page cache and start with no earlier run's writes in
   # flight (dj-fusion runs first).
   cat "$input" > /dev/null
-  # dj-fusion's runs take seconds and vary by 10-20% on this VM: the median of DJ_BENCH_RUNS
-  # (default 3) runs counts. Data-Juicer's take minutes: one run.
-  runs=$(measure_runs "${DJ_BENCH_RUNS:-3}" "dj-fusion $name ${rows} docs" "$BIN/dj-run" --config "$WORK/vs_${name}_dj.yaml")
-  a=$(median_of "$runs")
-  sync
-  b=$(measure "data-juicer $name ${rows} docs" "$ref" "$WORK/vs_${name}_py.yaml")
-  rm -rf "$HF_DATASETS_CACHE"
-  echo "$runs" | sed 's/^/  run: /'
-  echo "$a (median)"; echo "$b"
-  ta=$(seconds_of "$a"); tb=$(seconds_of "$b")
-  out_rows=$(wc -l < "$WORK/out/vs_${name}_${corpus}${rows}_dj.jsonl")
-  echo "  rows out: $out_rows  speed-up: $(python3 -c "print(f'{$tb/$ta:.1f}x')")"
-  if cmp -s "$WORK/out/vs_${name}_${corpus}${rows}_dj.jsonl" "$WORK/out/vs_${name}_${corpus}${rows}_py.jsonl"; then
-    echo "  exports identical"
-  else
-    echo "  EXPORTS DIFFER"
-  fi
+  against_reference "$ref" "$name ${rows} docs" "$WORK/vs_${name}_dj.yaml" "$WORK/vs_${name}_py.yaml" \
+    "$WORK/out/vs_${name}_${corpus}${rows}_dj.jsonl" "$WORK/out/vs_${name}_${corpus}${rows}_py.jsonl"
 done

@@ -12,8 +12,11 @@ use crate::resume::{
     saved_files_verify,
 };
 
-const AUDIO: &str = "project_name: audio_job
-dataset_path: DATA
+/// A recipe of three partitions with a checkpoint after every op, running `process`.
+macro_rules! partitioned_job {
+    ($process:literal) => {
+        concat!(
+            "dataset_path: DATA
 export_path: EXPORT
 work_dir: WORK
 np: 2
@@ -24,26 +27,23 @@ partition:
 checkpoint:
   strategy: every_op
 process:
-  - audio_size_filter:
+",
+            $process
+        )
+    };
+}
+
+const AUDIO: &str = partitioned_job!(
+    "  - audio_size_filter:
       min_size: 5KB
   - audio_duration_filter:
       min_duration: 1
       max_duration: 3
-";
+"
+);
 
-const VIDEO: &str = "project_name: video_job
-dataset_path: DATA
-export_path: EXPORT
-work_dir: WORK
-np: 2
-executor_type: ray_partitioned
-partition:
-  mode: manual
-  num_of_partitions: 3
-checkpoint:
-  strategy: every_op
-process:
-  - video_duration_filter:
+const VIDEO: &str = partitioned_job!(
+    "  - video_duration_filter:
       min_duration: 1.2
   - video_deduplicator:
   - video_resize_resolution_mapper:
@@ -53,7 +53,8 @@ process:
       any_or_all: all
   - video_aspect_ratio_filter:
       min_ratio: 1/1
-";
+"
+);
 
 /// A job over `corpus` with a copy of the fixture media next to it, where the corpus's
 /// relative paths (`media/...`) find them.

@@ -16,13 +16,13 @@ use crate::udf::{OpUdf, TextMapper, UdfIdentity};
 
 /// Lower-case hex MD5 of the UTF-8 bytes of `s` (Python `hashlib.md5(s.encode()).hexdigest()`).
 pub(crate) fn md5_hex(s: &str) -> String {
-    hex(&Md5::digest(s.as_bytes()).into())
+    hex(&Md5::digest(s.as_bytes()))
 }
 
-/// Lower-case hex of an MD5 digest (`hexdigest()`).
-pub(crate) fn hex(digest: &[u8; 16]) -> String {
+/// Lower-case hex of a digest (Python's `hexdigest()`).
+pub(crate) fn hex(digest: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(32);
+    let mut out = String::with_capacity(2 * digest.len());
     for b in digest {
         out.push(HEX[(b >> 4) as usize] as char);
         out.push(HEX[(b & 15) as usize] as char);

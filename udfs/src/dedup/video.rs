@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, StringBuilder};
 use arrow::datatypes::DataType;
-use datafusion_common::{Result, exec_err};
+use datafusion_common::Result;
 use md5::{Digest, Md5};
 use serde_json::json;
 
 use super::document::{document_hash, hex};
 use crate::columns::VIDEOHASH_COLUMN;
-use crate::filter::media_stats::{row_paths, skips_errors};
+use crate::filter::media_stats::{row_paths, skips_errors, unreadable};
 use crate::media::feed_video_packets;
 use crate::operator::{DedupKind, DedupOp, DedupReads, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -55,7 +55,7 @@ fn videos_md5(paths: &[String]) -> std::result::Result<String, (String, String)>
             .and_then(|local| feed_video_packets(&local, &mut |data| md5.update(data)))
             .map_err(|e| (path.clone(), e))?;
     }
-    Ok(hex(&md5.finalize().into()))
+    Ok(hex(&md5.finalize()))
 }
 
 fn build_video_deduplicator(p: &Params) -> std::result::Result<Operator, ParamError> {
@@ -77,16 +77,10 @@ fn build_video_deduplicator(p: &Params) -> std::result::Result<Operator, ParamEr
             } else {
                 match videos_md5(&files) {
                     Ok(hash) => hash,
-                    Err((path, e)) if skip_errors => {
-                        tracing::warn!("{op}: dropped a sample: cannot read video `{path}`: {e}");
+                    Err((path, e)) => {
+                        unreadable(&op, skip_errors, "read video", &path, &e)?;
                         out.append_value("");
                         continue;
-                    }
-                    Err((path, e)) => {
-                        return exec_err!(
-                            "{op}: cannot read video `{path}`: {e} (skip_op_error is false; \
-                             set it true to drop such samples instead)"
-                        );
                     }
                 }
             };

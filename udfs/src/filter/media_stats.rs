@@ -99,6 +99,26 @@ pub(crate) fn skips_errors(p: &Params) -> bool {
     p.raw("skip_op_error").as_bool().unwrap_or(true)
 }
 
+/// A file an op could not `what` (`read audio`, `resize video`): with `skip_op_error` a warning
+/// naming it, and the caller drops the sample; without, the job's error.
+pub(crate) fn unreadable(
+    op: &str,
+    skip_errors: bool,
+    what: &str,
+    path: &str,
+    error: &str,
+) -> Result<()> {
+    if skip_errors {
+        tracing::warn!("{op}: dropped a sample: cannot {what} `{path}`: {error}");
+        Ok(())
+    } else {
+        exec_err!(
+            "{op}: cannot {what} `{path}`: {error} (skip_op_error is false; set it true to drop \
+             such samples instead)"
+        )
+    }
+}
+
 /// The paths of sample `row` of a media column (`None` for a null list or a column that is not
 /// a list).
 pub(crate) fn row_paths(op: &str, paths: &ArrayRef, row: usize) -> Result<Option<Vec<String>>> {
@@ -147,19 +167,10 @@ pub(crate) fn measure_stat(
                 for path in row_paths {
                     match crate::remote_media::local_file(&path).and_then(|p| measure(&p)) {
                         Ok(v) => values.push(v),
-                        Err(e) if skip_errors => {
-                            tracing::warn!(
-                                "{op}: dropped a sample: cannot read {} `{path}`: {e}",
-                                media.noun()
-                            );
-                            failed = true;
-                        }
                         Err(e) => {
-                            return exec_err!(
-                                "{op}: cannot read {} `{path}`: {e} (skip_op_error is false; \
-                                 set it true to drop such samples instead)",
-                                media.noun()
-                            );
+                            let what = format!("read {}", media.noun());
+                            unreadable(&op, skip_errors, &what, &path, &e)?;
+                            failed = true;
                         }
                     }
                 }

@@ -63,27 +63,33 @@ pub(crate) fn video_resolution_spec() -> OpSpec {
     }
 }
 
+/// `min_ratio` "9/21" and `max_ratio` "21/9", as the aspect-ratio filter and mapper declare them.
+pub(crate) fn ratio_bounds_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec::new(
+            "min_ratio",
+            ParamType::Str,
+            json!("9/21"),
+            "minimum width / height, a fraction such as \"9/21\" or \"9:21\"",
+        ),
+        ParamSpec::new(
+            "max_ratio",
+            ParamType::Str,
+            json!("21/9"),
+            "maximum width / height, a fraction such as \"21/9\" or \"21:9\"",
+        ),
+    ]
+}
+
 pub(crate) fn video_aspect_ratio_spec() -> OpSpec {
     OpSpec {
         name: "video_aspect_ratio_filter",
         kind: OpKind::Filter,
         model_use: ModelUse::None,
         params: || {
-            vec![
-                ParamSpec::new(
-                    "min_ratio",
-                    ParamType::Str,
-                    json!("9/21"),
-                    "minimum width / height, a fraction such as \"9/21\" or \"9:21\"",
-                ),
-                ParamSpec::new(
-                    "max_ratio",
-                    ParamType::Str,
-                    json!("21/9"),
-                    "maximum width / height, a fraction such as \"21/9\" or \"21:9\"",
-                ),
-                any_or_all(Media::Video),
-            ]
+            let mut p = ratio_bounds_params();
+            p.push(any_or_all(Media::Video));
+            p
         },
         build: build_video_aspect_ratio,
         doc: "Keep samples whose videos' aspect ratios (width / height) are within \

@@ -16,12 +16,12 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanBuilder, ListBuilder, StringBuilder, StructArray};
 use arrow::datatypes::{DataType, Field, Fields};
-use datafusion_common::{Result, exec_err};
+use datafusion_common::Result;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::filter::media_stats::{row_paths, skips_errors};
-use crate::filter::video::parse_fraction;
+use crate::filter::media_stats::{row_paths, skips_errors, unreadable};
+use crate::filter::video::{parse_fraction, ratio_bounds_params};
 use crate::operator::{MediaMapperOp, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::os_path;
@@ -74,27 +74,15 @@ pub(crate) fn video_resize_aspect_ratio_spec() -> OpSpec {
         kind: OpKind::Mapper,
         model_use: ModelUse::None,
         params: || {
-            vec![
-                ParamSpec::new(
-                    "min_ratio",
-                    ParamType::Str,
-                    json!("9/21"),
-                    "minimum width / height",
-                ),
-                ParamSpec::new(
-                    "max_ratio",
-                    ParamType::Str,
-                    json!("21/9"),
-                    "maximum width / height",
-                ),
-                ParamSpec::new(
-                    "strategy",
-                    ParamType::Str,
-                    json!("increase"),
-                    "increase or decrease",
-                ),
-                save_dir_param(),
-            ]
+            let mut p = ratio_bounds_params();
+            p.push(ParamSpec::new(
+                "strategy",
+                ParamType::Str,
+                json!("increase"),
+                "increase or decrease",
+            ));
+            p.push(save_dir_param());
+            p
         },
         build: build_aspect_ratio,
         doc: "Resize videos whose aspect ratio is out of bounds.",
@@ -278,11 +266,13 @@ fn aspect_target(
     Ok(Some((sw.max(2) as u32, sh.max(2) as u32)))
 }
 
-/// Where a resized copy of `source` goes, as Data-Juicer's `transfer_filename` places it.
+/// Where a resized copy of `source` (read from `local`, its local file) goes, as Data-Juicer's
+/// `transfer_filename` places it.
 fn produced_path(
     op: &str,
     save_dir: Option<&str>,
     source: &str,
+    local: &str,
     params: &str,
 ) -> std::result::Result<PathBuf, String> {
     let dir = match save_dir {
@@ -308,8 +298,7 @@ fn produced_path(
             }
         },
     };
-    let meta = std::fs::metadata(crate::remote_media::local_file(source)?.as_ref())
-        .map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(local).map_err(|e| e.to_string())?;
     let mtime = meta
         .modified()
         .ok()
@@ -317,11 +306,7 @@ fn produced_path(
         .map_or(0, |d| d.as_nanos());
     let mut hasher = Sha256::new();
     hasher.update(format!("{op}\n{params}\n{source}\n{}\n{mtime}", meta.len()).as_bytes());
-    let hash: String = hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hash = crate::dedup::document::hex(&hasher.finalize());
     let file = source.rsplit('/').next().unwrap_or(source);
     let (stem, ext) = match file.rfind('.') {
         Some(i) if i > 0 => (&file[..i], &file[i..]),
@@ -348,7 +333,7 @@ fn resize_one(
     let Some((width, height)) = target(info.width, info.height)? else {
         return Ok(path.to_string());
     };
-    let out = produced_path(op, save_dir, path, params)?;
+    let out = produced_path(op, save_dir, path, &local, params)?;
     if !out.exists() {
         crate::transcode::write_scaled(&local, &out, width, height)?;
     }
@@ -400,16 +385,10 @@ fn media_mapper(p: &Params, target: Target) -> Operator {
             for path in &files {
                 match resize_one(&op, save_dir.as_deref(), &params, &target, path) {
                     Ok(n) => new.push(n),
-                    Err(e) if skip_errors => {
-                        tracing::warn!("{op}: dropped a sample: cannot resize video `{path}`: {e}");
+                    Err(e) => {
+                        unreadable(&op, skip_errors, "resize video", path, &e)?;
                         failed = true;
                         break;
-                    }
-                    Err(e) => {
-                        return exec_err!(
-                            "{op}: cannot resize video `{path}`: {e} (skip_op_error is false; \
-                             set it true to drop such samples instead)"
-                        );
                     }
                 }
             }
