@@ -13,14 +13,15 @@ use datafusion::common::{Column, DFSchema, DataFusionError};
 use datafusion::datasource::{TableProvider, provider_as_source};
 use datafusion::functions::core::expr_fn::{get_field, named_struct};
 use datafusion::logical_expr::{
-    Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder, lit,
+    Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder, cast, lit,
 };
 use dj_udfs::columns::{
     JOINT_STATS_COLUMN, MEDIA_MAPPED_COLUMN, ORDER_COLUMN, SELECT_KEY_COLUMN, SOURCE_FILE_COLUMN,
     STATS_COLUMN,
 };
 use dj_udfs::{
-    DedupReads, MediaMapperOp, Operator, PY_MAXSIZE, SelectorKind, SelectorOp, StatRange,
+    DedupReads, MediaMapperOp, MediaMapperShape, Operator, PY_MAXSIZE, SelectorKind, SelectorOp,
+    StatRange,
 };
 
 use crate::nodes::dedup::DedupBarrier;
@@ -560,6 +561,9 @@ fn compile_media_mapper(
     m: &MediaMapperOp,
     counters: &Arc<OpCounters>,
 ) -> Result<LogicalPlan, CompileError> {
+    if m.shape == MediaMapperShape::Expands {
+        return compile_media_splitter(plan, op, m, counters);
+    }
     let schema = plan.schema().clone();
     let call = m.udf.call(vec![
         column_or_null(&schema, &m.column),
@@ -589,6 +593,52 @@ fn compile_media_mapper(
         exprs.push(field("source_file").alias(SOURCE_FILE_COLUMN));
     }
     Ok(LogicalPlanBuilder::from(mapped).project(exprs)?.build()?)
+}
+
+/// A media mapper that makes any number of samples of one: its UDF's list of output samples per
+/// sample in a temporary column (behind a boundary, so each file is written once), unnested
+/// (in order; an empty list drops the sample), then the text, the media column and
+/// `__dj__source_file__` (replaced, or added at the end) taken from each output sample's
+/// struct, the other columns copied.
+fn compile_media_splitter(
+    plan: LogicalPlan,
+    op: &OpConfig,
+    m: &MediaMapperOp,
+    counters: &Arc<OpCounters>,
+) -> Result<LogicalPlan, CompileError> {
+    let schema = plan.schema().clone();
+    check_text_column(&schema, op)?;
+    let text_key = op.text_key();
+    let call = m.udf.call(vec![
+        column(text_key),
+        column_or_null(&schema, &m.column),
+        column_or_null(&schema, SOURCE_FILE_COLUMN),
+    ]);
+    let mapped = LogicalPlanBuilder::from(plan)
+        .project(with_column(&schema, MEDIA_MAPPED_COLUMN, call))?
+        .build()?;
+    let unnested = LogicalPlanBuilder::from(stats_boundary(mapped, op, Some(counters)))
+        .unnest_column(MEDIA_MAPPED_COLUMN)?
+        .build()?;
+    let field = |name: &str| get_field(column(MEDIA_MAPPED_COLUMN), name);
+    let mut exprs: Vec<Expr> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.name().as_str() {
+            n if n == text_key => cast(field("text"), f.data_type().clone()).alias(n),
+            n if n == m.column => field("paths").alias(n),
+            SOURCE_FILE_COLUMN => field("source_file").alias(SOURCE_FILE_COLUMN),
+            n => column(n),
+        })
+        .collect();
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| f.name() == SOURCE_FILE_COLUMN)
+    {
+        exprs.push(field("source_file").alias(SOURCE_FILE_COLUMN));
+    }
+    Ok(LogicalPlanBuilder::from(unnested).project(exprs)?.build()?)
 }
 
 /// The hash UDF's arguments: the text, or the media column (a null when the input has none:

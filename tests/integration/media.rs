@@ -56,6 +56,16 @@ const VIDEO: &str = partitioned_job!(
 "
 );
 
+const VIDEO_SPLIT: &str = partitioned_job!(
+    "  - video_split_by_duration_mapper:
+      split_duration: 1
+      keep_original_sample: false
+  - video_deduplicator:
+  - video_duration_filter:
+      max_duration: 1.2
+"
+);
+
 /// A job over `corpus` with a copy of the fixture media next to it, where the corpus's
 /// relative paths (`media/...`) find them.
 fn media_job(recipe: &str, corpus: &str) -> Job {
@@ -98,8 +108,8 @@ fn kill_sweep(recipe: &str, corpus: &str) {
         // Media paths are absolute in the export, under each job's own directory, and the
         // names of resized copies hash their source's path and mtime.
         let export = job.export();
-        if recipe.contains("video_resize") {
-            produced_files_are_whole(&export, n);
+        if recipe.contains("video_resize") || recipe.contains("video_split") {
+            produced_files_are_whole(&export, n, recipe.contains("video_resize"));
         }
         let export = unhashed(&export.replace(job.dir.path().to_str().unwrap(), "DIR"));
         let want = unhashed(&want.replace(reference.dir.path().to_str().unwrap(), "DIR"));
@@ -119,9 +129,10 @@ fn unhashed(text: &str) -> String {
         .into_owned()
 }
 
-/// Every video the export names exists and opens, and each produced one is the only file for
-/// its source (its name is stable across the kill and the resume) with no temporary left.
-fn produced_files_are_whole(export: &str, moment: usize) {
+/// Every video the export names exists and opens (a resized one at most 300 wide), and each
+/// produced one is the only file of its name but for the hash (the name is stable across the
+/// kill and the resume) with no temporary left.
+fn produced_files_are_whole(export: &str, moment: usize, resized: bool) {
     let mut produced_dirs = std::collections::BTreeSet::new();
     for line in export.lines() {
         let row: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -130,26 +141,25 @@ fn produced_files_are_whole(export: &str, moment: usize) {
             let info = dj_udfs::media::video_info(path)
                 .unwrap_or_else(|e| panic!("after kill at event {moment}: {path}: {e}"));
             if path.contains("__dj__produced_data__") {
-                assert!(info.width <= 300, "{path}: {}x{}", info.width, info.height);
+                if resized {
+                    assert!(info.width <= 300, "{path}: {}x{}", info.width, info.height);
+                }
                 produced_dirs.insert(Path::new(path).parent().unwrap().to_path_buf());
             }
         }
     }
-    assert!(!produced_dirs.is_empty(), "no video was resized: {export}");
+    assert!(!produced_dirs.is_empty(), "no video was written: {export}");
     for dir in produced_dirs {
-        let mut stems: Vec<String> = std::fs::read_dir(&dir)
+        let files: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(
-            stems.iter().all(|f| !f.contains(".tmp.")),
-            "after kill at event {moment}: a temporary is left in {stems:?}"
+            files.iter().all(|f| !f.contains(".tmp.")),
+            "after kill at event {moment}: a temporary is left in {files:?}"
         );
-        stems
-            .iter_mut()
-            .for_each(|f| *f = f[..f.find("__dj_hash_#").unwrap()].to_string());
-        let unique: std::collections::BTreeSet<_> = stems.iter().collect();
-        assert_eq!(unique.len(), stems.len(), "one file per source: {stems:?}");
+        let unique: std::collections::BTreeSet<_> = files.iter().map(|f| unhashed(f)).collect();
+        assert_eq!(unique.len(), files.len(), "one file per name: {files:?}");
     }
 }
 
@@ -165,6 +175,11 @@ fn a_video_job_runs_partitioned_and_survives_kill_9() {
 
 /// The content hash covers the files rows reference: the same rows over a changed file are
 /// different input, and strict resume refuses them, leaving the checkpoints as they were.
+#[test]
+fn a_video_splitting_job_runs_partitioned_and_survives_kill_9() {
+    kill_sweep(VIDEO_SPLIT, "tests/golden/corpus_video.jsonl");
+}
+
 #[test]
 fn a_changed_media_file_refuses_strict_resume() {
     let job = media_job(VIDEO, "tests/golden/corpus_video.jsonl");
@@ -330,4 +345,130 @@ process:
     ok(&job.run(&[]));
     assert_eq!(job.export(), export);
     assert_eq!(std::fs::metadata(new).unwrap().modified().unwrap(), written);
+}
+
+/// The splitter keeps the original first (its sources its own videos), names each clip's source
+/// in the new sample, leaves a video no longer than `split_duration` as it is, writes the clips
+/// once under names a rerun finds again, and refuses what it does not support.
+#[test]
+fn split_videos_keep_their_sources_and_stable_names() {
+    let recipe = "project_name: split
+dataset_path: DATA
+export_path: EXPORT
+np: 1
+process:
+  - video_split_by_duration_mapper:
+      split_duration: 1.5
+";
+    let job = media_job(recipe, "tests/golden/corpus_video.jsonl");
+    ok(&job.run(&[]));
+    let export = job.export();
+    let rows: Vec<serde_json::Value> = export
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let media = job.path("media");
+    let media = media.to_str().unwrap();
+    let testsrc = format!("{media}/testsrc_320x240.mp4");
+    // testsrc (2 s): the original, then a sample of its two clips, both sourced from it.
+    assert_eq!(rows[0]["videos"], serde_json::json!([testsrc]));
+    assert_eq!(rows[0]["__dj__source_file__"], rows[0]["videos"]);
+    let clips: Vec<&str> = rows[1]["videos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(clips.len(), 2, "{export}");
+    let dir = format!("{media}/__dj__produced_data__/video_split_by_duration_mapper");
+    assert!(
+        clips[0].starts_with(&format!("{dir}/testsrc_320x240__dj_hash_#"))
+            && clips[0].ends_with("#_0.mp4")
+            && clips[1].ends_with("#_1.mp4"),
+        "{clips:?}"
+    );
+    assert_eq!(
+        rows[1]["__dj__source_file__"],
+        serde_json::json!([testsrc, testsrc])
+    );
+    assert_eq!(
+        rows[1]["text"],
+        "<__dj__video><__dj__video> A video sample, number 0. <|__dj__eoc|>"
+    );
+    // wide (1.3 s) is not longer than 1.5 s: the new sample keeps the video itself.
+    assert_eq!(rows[3]["videos"], rows[2]["videos"]);
+    // The same command, run by hand, writes the same bytes.
+    let by_hand = job.path("by_hand.mp4");
+    let status = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-ss", "1.5", "-i", &testsrc])
+        .args(["-c", "copy", "-f", "mp4"])
+        .arg(&by_hand)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(
+        std::fs::read(clips[1]).unwrap(),
+        std::fs::read(&by_hand).unwrap()
+    );
+    // Run again: the same names, and the clips are not written again.
+    let written = std::fs::metadata(clips[0]).unwrap().modified().unwrap();
+    ok(&job.run(&[]));
+    assert_eq!(job.export(), export);
+    assert_eq!(
+        std::fs::metadata(clips[0]).unwrap().modified().unwrap(),
+        written
+    );
+
+    let written = std::fs::read_to_string(job.recipe()).unwrap();
+    for (param, want) in [
+        ("video_backend: av", "`av` (cutting by decoding"),
+        ("output_format: bytes", "`bytes` (the clips' bytes"),
+        ("save_field: clips", "save_field"),
+        (
+            "overlap_duration: 2",
+            "must be less than split_duration (1.5)",
+        ),
+        (
+            "ffmpeg_extra_args: \"-metadata 'a=b\"",
+            "not a valid shell word list",
+        ),
+    ] {
+        let with = written.replace(
+            "      split_duration: 1.5\n",
+            &format!("      split_duration: 1.5\n      {param}\n"),
+        );
+        std::fs::write(job.recipe(), with).unwrap();
+        fails_with(&job.run(&[]), want);
+        assert_eq!(
+            job.export(),
+            export,
+            "a refused recipe leaves the export alone"
+        );
+    }
+}
+
+/// Without the ffmpeg command the splitter fails the job naming what to install, instead of
+/// leaving every clip out.
+#[test]
+fn splitting_without_the_ffmpeg_command_fails_clearly() {
+    let recipe = "project_name: split
+dataset_path: DATA
+export_path: EXPORT
+np: 1
+process:
+  - video_split_by_duration_mapper:
+      split_duration: 1
+";
+    let job = media_job(recipe, "tests/golden/corpus_video.jsonl");
+    let out = job
+        .command(&[])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    fails_with(
+        &out,
+        "cuts clips with the ffmpeg command, which cannot run here",
+    );
+    fails_with(&out, "apt-get install ffmpeg");
+    assert!(!job.path("out/result.jsonl").exists());
 }

@@ -30,8 +30,8 @@ pub mod value;
 pub mod wire;
 
 pub use operator::{
-    DedupKind, DedupOp, DedupReads, FieldFilterOp, FieldStat, FilterOp, MediaMapperOp, Operator,
-    SelectorKind, SelectorOp, StatRange,
+    DedupKind, DedupOp, DedupReads, FieldFilterOp, FieldStat, FilterOp, MediaMapperOp,
+    MediaMapperShape, Operator, SelectorKind, SelectorOp, StatRange,
 };
 pub use params::{ParamError, ParamSpec, ParamType, Params};
 pub use registry::{lookup, registry};

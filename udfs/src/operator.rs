@@ -138,13 +138,26 @@ impl StatRange {
     }
 }
 
-/// A media mapper: its UDF takes the media column (or a null when the input has none) and the
-/// `__dj__source_file__` column (or a null) and returns per sample a struct of the new `paths`,
-/// the `source_file` list and `ok` (false: a file could not be read and the sample is dropped).
+/// A media mapper: its UDF reads the media column (or a null when the input has none) and the
+/// `__dj__source_file__` column (or a null); what it returns depends on its [`MediaMapperShape`].
 #[derive(Debug, Clone)]
 pub struct MediaMapperOp {
     pub column: String,
     pub udf: Arc<ScalarUDF>,
+    pub shape: MediaMapperShape,
+}
+
+/// How many samples a media mapper makes of one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaMapperShape {
+    /// One: the UDF takes (media, source files) and returns per sample a struct of the new
+    /// `paths`, the `source_file` list and `ok` (false: a file could not be read and the sample
+    /// is dropped).
+    OnePerSample,
+    /// Any number, in order (a splitter that may keep the original): the UDF takes (text,
+    /// media, source files) and returns per sample a list of structs of `text`, `paths` and
+    /// `source_file`, one per output sample; the other columns are copied.
+    Expands,
 }
 
 /// A deduplicator: a UDF computing the hash column from the text, and how rows with related

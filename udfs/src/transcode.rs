@@ -18,49 +18,10 @@ use std::path::Path;
 use ffmpeg::{Packet, Rational, codec, encoder, format, frame, media, picture};
 use ffmpeg_next as ffmpeg;
 
-/// Writes `src` scaled to `width` x `height` as `dst` (its format from its extension).
+/// Writes `src` scaled to `width` x `height` as `dst` (its format from its extension),
+/// atomically.
 pub fn write_scaled(src: &str, dst: &Path, width: u32, height: u32) -> Result<(), String> {
-    let dir = dst.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let name = dst.file_name().and_then(|n| n.to_str()).unwrap_or("video");
-    let ext = dst.extension().and_then(|e| e.to_str()).unwrap_or("mp4");
-    remove_stale_temporaries(dir, name, ext);
-    // Unique per writer: partitions of one process may resize the same source at once (the
-    // last rename wins; both files are whole).
-    static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let writer = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}-{writer}.tmp.{ext}", std::process::id()));
-    let written = transcode(src, &tmp, width, height).and_then(|()| {
-        std::fs::File::open(&tmp)
-            .and_then(|f| f.sync_all())
-            .and_then(|()| std::fs::rename(&tmp, dst))
-            .and_then(|()| std::fs::File::open(dir)?.sync_all())
-            .map_err(|e| format!("cannot write {}: {e}", dst.display()))
-    });
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
-}
-
-/// Removes what writers of `name` killed before their rename left (`.{name}.{pid}-{n}.tmp.{ext}`
-/// of a process no longer running here).
-fn remove_stale_temporaries(dir: &Path, name: &str, ext: &str) {
-    let (prefix, suffix) = (format!(".{name}."), format!(".tmp.{ext}"));
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let file = entry.file_name();
-        let Some(pid) = file
-            .to_str()
-            .and_then(|f| f.strip_prefix(&prefix))
-            .and_then(|f| f.strip_suffix(&suffix))
-            .and_then(|p| p.split('-').next()?.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+    crate::mapper::produced::write_atomically(dst, |tmp| transcode(src, tmp, width, height))
 }
 
 fn transcode(src: &str, dst: &Path, width: u32, height: u32) -> Result<(), String> {

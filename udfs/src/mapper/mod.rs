@@ -1,5 +1,5 @@
-//! Mappers: rewrite the text column, `text := f(text)`, or (the video resizers) a column of
-//! media paths, writing new files.
+//! Mappers: rewrite the text column, `text := f(text)`, or (the video resizers and splitter) a
+//! column of media paths, writing new files.
 
 pub mod chinese_convert;
 pub mod clean;
@@ -8,9 +8,13 @@ pub mod fix_unicode;
 pub mod html;
 pub mod latex;
 pub mod normalization;
+#[cfg(feature = "media")]
+pub(crate) mod produced;
 pub mod remove;
 #[cfg(feature = "media")]
 pub mod video_resize;
+#[cfg(feature = "media")]
+pub mod video_split;
 
 use std::sync::Arc;
 
@@ -46,6 +50,8 @@ pub(crate) fn specs() -> Vec<OpSpec> {
         video_resize::video_resize_resolution_spec(),
         #[cfg(feature = "media")]
         video_resize::video_resize_aspect_ratio_spec(),
+        #[cfg(feature = "media")]
+        video_split::video_split_by_duration_spec(),
     ]
 }
 

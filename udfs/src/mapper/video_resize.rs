@@ -2,42 +2,25 @@
 //! bounds are written again, scaled (see [`crate::transcode`]), and the sample points at the new
 //! files; `__dj__source_file__` records the files it came from.
 //!
-//! New files go where Data-Juicer puts them: `save_dir`, else `$DJ_PRODUCED_DATA_DIR/{op}`, else
-//! `{the source's directory}/__dj__produced_data__/{op}`, named `{stem}__dj_hash_#{hash}#{ext}`.
-//! Deliberate deviations: the hash covers the op's parameters and the source file's path, size
-//! and modification time, where Data-Juicer's also covers the process id and the time, so the
-//! names are stable: a resumed job finds the files its first run wrote (and does not write them
-//! again), and a changed source gets a new name. `__dj__source_file__` holds the original
+//! New files go where Data-Juicer puts them, with names stable across a resume (see
+//! [`crate::mapper::produced`]). Deliberate deviation: `__dj__source_file__` holds the original
 //! paths, as Data-Juicer's code means to (1.6.1 aliases the two lists, so it records the new
 //! paths). Sources on object storage need `save_dir` or `DJ_PRODUCED_DATA_DIR`.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanBuilder, ListBuilder, StringBuilder, StructArray};
 use arrow::datatypes::{DataType, Field, Fields};
 use datafusion_common::Result;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use crate::filter::media_stats::{row_paths, skips_errors, unreadable};
 use crate::filter::video::{parse_fraction, ratio_bounds_params};
-use crate::operator::{MediaMapperOp, Operator};
+use crate::mapper::produced::{produced_path, save_dir_param};
+use crate::operator::{MediaMapperOp, MediaMapperShape, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
-use crate::py::os_path;
 use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, UdfIdentity};
-
-const PRODUCED_DIR: &str = "__dj__produced_data__";
-
-fn save_dir_param() -> ParamSpec {
-    ParamSpec::new(
-        "save_dir",
-        ParamType::Any,
-        serde_json::Value::Null,
-        "directory of the new files (default: next to the sources)",
-    )
-}
 
 pub(crate) fn video_resize_resolution_spec() -> OpSpec {
     OpSpec {
@@ -266,60 +249,6 @@ fn aspect_target(
     Ok(Some((sw.max(2) as u32, sh.max(2) as u32)))
 }
 
-/// Where a resized copy of `source` (read from `local`, its local file) goes, as Data-Juicer's
-/// `transfer_filename` places it.
-fn produced_path(
-    op: &str,
-    save_dir: Option<&str>,
-    source: &str,
-    local: &str,
-    params: &str,
-) -> std::result::Result<PathBuf, String> {
-    let dir = match save_dir {
-        Some(dir) => os_path::abspath(dir).ok_or("the working directory is unreadable")?,
-        None => match std::env::var("DJ_PRODUCED_DATA_DIR") {
-            Ok(env) if !env.is_empty() => os_path::join(
-                &os_path::abspath(&env).ok_or("the working directory is unreadable")?,
-                op,
-            ),
-            _ => {
-                if source.contains("://") {
-                    return Err(
-                        "a resized copy of a file on object storage needs save_dir or DJ_PRODUCED_DATA_DIR"
-                            .into(),
-                    );
-                }
-                let mut dir = os_path::dirname(source).to_string();
-                let token = format!("/{PRODUCED_DIR}/");
-                if let Some(i) = dir.find(&token) {
-                    dir.truncate(i);
-                }
-                os_path::join(&dir, &format!("{PRODUCED_DIR}/{op}"))
-            }
-        },
-    };
-    let meta = std::fs::metadata(local).map_err(|e| e.to_string())?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    let mut hasher = Sha256::new();
-    hasher.update(format!("{op}\n{params}\n{source}\n{}\n{mtime}", meta.len()).as_bytes());
-    let hash = crate::dedup::document::hex(&hasher.finalize());
-    let file = source.rsplit('/').next().unwrap_or(source);
-    let (stem, ext) = match file.rfind('.') {
-        Some(i) if i > 0 => (&file[..i], &file[i..]),
-        _ => (file, ""),
-    };
-    // A file Data-Juicer (or this op) produced gets its hash replaced, not another appended.
-    let stem = stem.find("__dj_hash_#").map_or(stem, |i| &stem[..i]);
-    Ok(PathBuf::from(os_path::join(
-        &dir,
-        &format!("{stem}__dj_hash_#{hash}#{ext}"),
-    )))
-}
-
 /// One video: its new path, or itself if it fits.
 fn resize_one(
     op: &str,
@@ -421,6 +350,7 @@ fn media_mapper(p: &Params, target: Target) -> Operator {
             Some(DataType::Struct(struct_fields())),
             f,
         ),
+        shape: MediaMapperShape::OnePerSample,
     })
 }
 
