@@ -16,8 +16,8 @@ use datafusion::logical_expr::{
     Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder, cast, lit,
 };
 use dj_udfs::columns::{
-    JOINT_STATS_COLUMN, MEDIA_MAPPED_COLUMN, ORDER_COLUMN, SELECT_KEY_COLUMN, SOURCE_FILE_COLUMN,
-    STATS_COLUMN,
+    HASH_COLUMN, JOINT_STATS_COLUMN, MEDIA_MAPPED_COLUMN, ORDER_COLUMN, SELECT_KEY_COLUMN,
+    SOURCE_FILE_COLUMN, STATS_COLUMN,
 };
 use dj_udfs::{
     DedupReads, MediaMapperOp, MediaMapperShape, Operator, PY_MAXSIZE, SelectorKind, SelectorOp,
@@ -536,7 +536,7 @@ fn compile_op(
                     .filter(h.clone().is_null().or(h.not_eq(lit(""))))?
                     .build()?;
             }
-            LogicalPlan::Extension(Extension {
+            let deduped = LogicalPlan::Extension(Extension {
                 node: Arc::new(DedupNode {
                     input: hashed,
                     index: op.index,
@@ -545,10 +545,45 @@ fn compile_op(
                     partition: ctx.partition,
                     barrier,
                 }),
-            })
+            });
+            match &d.reads {
+                DedupReads::Media { and_text, .. } if keep_hashes => {
+                    exported_media_hashes(deduped, d.hash_column, *and_text)?
+                }
+                _ => deduped,
+            }
         }
     };
     Ok(plan)
+}
+
+/// A media deduplicator's hash column as Data-Juicer exports it (`keep_hashes_in_res_ds`): an
+/// empty string for a sample without files (null here, so that such samples are all kept) and,
+/// with `consider_text`, the text's MD5 in `__dj__hash` before it (one `media\ttext` key here).
+fn exported_media_hashes(
+    plan: LogicalPlan,
+    hash_column: &str,
+    and_text: bool,
+) -> Result<LogicalPlan, CompileError> {
+    use datafusion::functions::core::expr_fn::coalesce;
+    use datafusion::functions::string::expr_fn::split_part;
+    let mut exprs = Vec::new();
+    for f in plan.schema().fields() {
+        let name = f.name().as_str();
+        if name == HASH_COLUMN && and_text {
+            continue;
+        }
+        if name != hash_column {
+            exprs.push(column(name));
+        } else if and_text {
+            let h = column(hash_column);
+            exprs.push(split_part(h.clone(), lit("\t"), lit(2i64)).alias(HASH_COLUMN));
+            exprs.push(split_part(h, lit("\t"), lit(1i64)).alias(hash_column));
+        } else {
+            exprs.push(coalesce(vec![column(hash_column), lit("")]).alias(hash_column));
+        }
+    }
+    Ok(LogicalPlanBuilder::from(plan).project(exprs)?.build()?)
 }
 
 /// A media mapper: its UDF's struct per sample in a temporary column (behind a boundary, so the

@@ -124,6 +124,27 @@ fn pipeline_is_partitioning_independent() {
     );
 }
 
+/// Image and video hashes decide across partitions too, exported as Data-Juicer exports them:
+/// the same golden output with the input cut into partitions, one of them at a time.
+#[test]
+fn media_dedups_are_partitioning_independent() {
+    check("image_deduplicator", &[("np", "4")]);
+    check("image_deduplicator__consider_text", &[("np", "3")]);
+    check("video_deduplicator__consider_text", &[("np", "3")]);
+    let work = tempfile::tempdir().unwrap();
+    check(
+        "image_deduplicator__whash",
+        &[
+            ("work_dir", work.path().to_str().unwrap()),
+            ("executor_type", "ray_partitioned"),
+            ("partition.mode", "manual"),
+            ("partition.num_of_partitions", "5"),
+            ("partition.max_concurrent_partitions", "1"),
+            ("checkpoint.strategy", "every_op"),
+        ],
+    );
+}
+
 /// Selectors decide over all partitions and the export follows their order: the same golden
 /// output with the input cut into several partitions.
 #[test]

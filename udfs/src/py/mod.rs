@@ -5,6 +5,9 @@
 pub mod numpy_legacy;
 pub mod numpy_rng;
 pub mod os_path;
+#[cfg(feature = "media")]
+pub mod pil;
+pub mod pocketfft;
 pub mod pyfloat;
 pub mod regex;
 pub mod scipy_quad;
