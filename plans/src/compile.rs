@@ -16,8 +16,8 @@ use datafusion::logical_expr::{
     Expr, ExprSchemable, Extension, LogicalPlan, LogicalPlanBuilder, cast, lit,
 };
 use dj_udfs::columns::{
-    HASH_COLUMN, JOINT_STATS_COLUMN, MEDIA_MAPPED_COLUMN, ORDER_COLUMN, SELECT_KEY_COLUMN,
-    SOURCE_FILE_COLUMN, STATS_COLUMN,
+    HASH_COLUMN, JOINT_STATS_COLUMN, MEDIA_MAPPED_COLUMN, META_COLUMN, ORDER_COLUMN,
+    SELECT_KEY_COLUMN, SOURCE_FILE_COLUMN, STATS_COLUMN,
 };
 use dj_udfs::{
     DedupReads, MediaMapperOp, MediaMapperShape, Operator, PY_MAXSIZE, SelectorKind, SelectorOp,
@@ -596,8 +596,12 @@ fn compile_media_mapper(
     m: &MediaMapperOp,
     counters: &Arc<OpCounters>,
 ) -> Result<LogicalPlan, CompileError> {
-    if m.shape == MediaMapperShape::Expands {
-        return compile_media_splitter(plan, op, m, counters);
+    match &m.shape {
+        MediaMapperShape::Expands => return compile_media_splitter(plan, op, m, counters),
+        MediaMapperShape::AddsField { field } => {
+            return compile_media_field(plan, op, m, field, counters);
+        }
+        MediaMapperShape::OnePerSample => {}
     }
     let schema = plan.schema().clone();
     let call = m.udf.call(vec![
@@ -674,6 +678,49 @@ fn compile_media_splitter(
         exprs.push(field("source_file").alias(SOURCE_FILE_COLUMN));
     }
     Ok(LogicalPlanBuilder::from(unnested).project(exprs)?.build()?)
+}
+
+/// A media mapper that adds a field: its UDF's struct per sample in a temporary column (behind a
+/// boundary, so each file is written once), the samples whose files could not be read dropped,
+/// then the field taken from the struct (replaced, or added at the end after the struct's empty
+/// `__dj__meta__` if the sample has none, as Data-Juicer's tagging ops add it).
+fn compile_media_field(
+    plan: LogicalPlan,
+    op: &OpConfig,
+    m: &MediaMapperOp,
+    field_name: &str,
+    counters: &Arc<OpCounters>,
+) -> Result<LogicalPlan, CompileError> {
+    let schema = plan.schema().clone();
+    check_text_column(&schema, op)?;
+    let call = m.udf.call(vec![
+        column(op.text_key()),
+        column_or_null(&schema, &m.column),
+        column_or_null(&schema, field_name),
+    ]);
+    let mapped = LogicalPlanBuilder::from(plan)
+        .project(with_column(&schema, MEDIA_MAPPED_COLUMN, call))?
+        .build()?;
+    let field = |name: &str| get_field(column(MEDIA_MAPPED_COLUMN), name);
+    let mapped = LogicalPlanBuilder::from(stats_boundary(mapped, op, Some(counters)))
+        .filter(field("ok"))?
+        .build()?;
+    let has = |name: &str| schema.fields().iter().any(|f| f.name() == name);
+    let mut exprs: Vec<Expr> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.name().as_str() {
+            n if n == field_name => field("value").alias(n),
+            n => column(n),
+        })
+        .collect();
+    if !has(META_COLUMN) {
+        exprs.push(field("meta").alias(META_COLUMN));
+    }
+    if !has(field_name) {
+        exprs.push(field("value").alias(field_name));
+    }
+    Ok(LogicalPlanBuilder::from(mapped).project(exprs)?.build()?)
 }
 
 /// The hash UDF's arguments: the text, or the media column (a null when the input has none:

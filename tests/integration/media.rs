@@ -66,6 +66,14 @@ const VIDEO_SPLIT: &str = partitioned_job!(
 "
 );
 
+const VIDEO_FRAMES: &str = partitioned_job!(
+    "  - video_extract_frames_mapper:
+      frame_dir: frames
+  - video_duration_filter:
+      max_duration: 10
+"
+);
+
 /// A job over `corpus` with a copy of the fixture media next to it, where the corpus's
 /// relative paths (`media/...`) find them.
 fn media_job(recipe: &str, corpus: &str) -> Job {
@@ -178,6 +186,14 @@ fn a_video_job_runs_partitioned_and_survives_kill_9() {
 #[test]
 fn a_video_splitting_job_runs_partitioned_and_survives_kill_9() {
     kill_sweep(VIDEO_SPLIT, "tests/golden/corpus_video.jsonl");
+}
+
+/// Frames are written once under stable names; the checkpoints carry the frame lists and the
+/// empty `__dj__meta__` the tagging op adds (an empty struct, which parquet stores with a
+/// placeholder field).
+#[test]
+fn a_frame_extracting_job_runs_partitioned_and_survives_kill_9() {
+    kill_sweep(VIDEO_FRAMES, "tests/golden/corpus_video.jsonl");
 }
 
 #[test]
@@ -471,4 +487,91 @@ process:
     );
     fails_with(&out, "apt-get install ffmpeg");
     assert!(!job.path("out/result.jsonl").exists());
+}
+
+/// A sample that has frames already keeps them; one without videos gets none; the frame files
+/// are not written again; what the op does not support is refused naming the parameter.
+#[test]
+fn extracted_frames_are_kept_and_unsupported_parameters_refused() {
+    let recipe = "project_name: frames
+dataset_path: DATA
+export_path: EXPORT
+np: 1
+process:
+  - video_extract_frames_mapper:
+      frame_dir: frames
+";
+    let job = media_job(recipe, "tests/golden/corpus_video.jsonl");
+    let mut data = std::fs::read_to_string(job.path("data.jsonl")).unwrap();
+    data.push_str(
+        "{\"text\": \"<__dj__video> done\", \"videos\": [\"media/testsrc_320x240.mp4\"], \
+         \"video_frames\": [[\"elsewhere/frame_0.jpg\"]]}\n",
+    );
+    std::fs::write(job.path("data.jsonl"), data).unwrap();
+    let out = job.run(&[]);
+    ok(&out);
+    let export = job.export();
+    let rows: Vec<serde_json::Value> = export
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let frames = |i: usize| rows[i]["video_frames"].clone();
+    assert_eq!(
+        frames(0),
+        serde_json::json!([["frames/testsrc_320x240/frame_0.jpg"]])
+    );
+    let ids: Vec<i64> = rows
+        .iter()
+        .filter_map(|r| r["meta"]["id"].as_i64())
+        .collect();
+    // MKV and WebM have no stream duration in PyAV: their samples are dropped, with a warning.
+    assert_eq!(ids, [0, 3, 4, 5, 6, 7, 8], "{export}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bars_176x144.mkv"));
+    assert_eq!(frames(4), serde_json::json!([]), "no videos, no frames");
+    assert_eq!(
+        rows[7]["video_frames"],
+        serde_json::json!([["elsewhere/frame_0.jpg"]])
+    );
+    assert_eq!(
+        rows[0]["__dj__meta__"],
+        serde_json::Value::Null,
+        "dropped from the export"
+    );
+    let jpeg = job.path("frames/testsrc_320x240/frame_0.jpg");
+    let bytes = std::fs::read(&jpeg).unwrap();
+    assert_eq!(&bytes[..4], &[0xFF, 0xD8, 0xFF, 0xE0], "a JFIF JPEG");
+    let written = std::fs::metadata(&jpeg).unwrap().modified().unwrap();
+    ok(&job.run(&[]));
+    assert_eq!(job.export(), export);
+    assert_eq!(
+        std::fs::metadata(&jpeg).unwrap().modified().unwrap(),
+        written
+    );
+
+    let written = std::fs::read_to_string(job.recipe()).unwrap();
+    for (param, want) in [
+        (
+            "frame_sampling_method: uniform",
+            "`uniform` is not supported",
+        ),
+        ("duration: 2", "duration > 0"),
+        ("output_format: bytes", "`bytes`"),
+        (
+            "frame_sampling_method: middle",
+            "Frame sampling method [middle] is not supported",
+        ),
+    ] {
+        let with = written.replace(
+            "      frame_dir: frames\n",
+            &format!("      frame_dir: frames\n      {param}\n"),
+        );
+        std::fs::write(job.recipe(), with).unwrap();
+        fails_with(&job.run(&[]), want);
+    }
+    let without = written.replace(
+        "      frame_dir: frames\n",
+        "      frame_sampling_method: all_frames\n",
+    );
+    std::fs::write(job.recipe(), without).unwrap();
+    fails_with(&job.run(&[]), "'frame_dir' must be specified");
 }

@@ -8,6 +8,8 @@ pub(crate) mod cache_dirs;
 pub mod columns;
 pub mod dedup;
 pub mod filter;
+#[cfg(feature = "media")]
+pub mod frames;
 pub mod mapper;
 #[cfg(feature = "media")]
 pub mod media;

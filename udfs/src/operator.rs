@@ -148,7 +148,7 @@ pub struct MediaMapperOp {
 }
 
 /// How many samples a media mapper makes of one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MediaMapperShape {
     /// One: the UDF takes (media, source files) and returns per sample a struct of the new
     /// `paths`, the `source_file` list and `ok` (false: a file could not be read and the sample
@@ -158,6 +158,10 @@ pub enum MediaMapperShape {
     /// media, source files) and returns per sample a list of structs of `text`, `paths` and
     /// `source_file`, one per output sample; the other columns are copied.
     Expands,
+    /// One, with a new field: the UDF takes (text, media, the field or a null) and returns per
+    /// sample a struct of the field's `value`, `ok` (false: the sample is dropped) and `meta`
+    /// (the op is one of Data-Juicer's tagging ops: a sample without `__dj__meta__` gets it).
+    AddsField { field: String },
 }
 
 /// A deduplicator: a UDF computing the hash column from the text, and how rows with related

@@ -247,6 +247,68 @@ enum Sink {
     JsonlGz(flate2::write::GzEncoder<BufWriter<Hashed>>, String),
 }
 
+/// Parquet has no empty groups: a column of empty structs (`{}`, such as Data-Juicer's
+/// `__dj__meta__`) is written with one all-null placeholder field; reading it back with the
+/// plan's schema restores the empty structs (`source::parquet_input::conform`).
+fn parquet_schema(schema: &SchemaRef) -> SchemaRef {
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| is_empty_struct(f.data_type()))
+    {
+        return schema.clone();
+    }
+    let placeholder = Field::new(EMPTY_STRUCT_PLACEHOLDER, DataType::Boolean, true);
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match is_empty_struct(f.data_type()) {
+            true => Field::new(
+                f.name(),
+                DataType::Struct(vec![placeholder.clone()].into()),
+                f.is_nullable(),
+            ),
+            false => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+fn is_empty_struct(t: &datafusion::arrow::datatypes::DataType) -> bool {
+    matches!(t, datafusion::arrow::datatypes::DataType::Struct(fs) if fs.is_empty())
+}
+
+/// `batch` in the shape of [`parquet_schema`].
+fn parquet_writable(batch: &RecordBatch) -> Result<RecordBatch> {
+    use datafusion::arrow::array::{ArrayRef, StructArray, new_null_array};
+    use datafusion::arrow::datatypes::DataType;
+    let schema = parquet_schema(&batch.schema());
+    if Arc::ptr_eq(&schema, &batch.schema()) {
+        return Ok(batch.clone());
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| match f.data_type() {
+            DataType::Struct(fs) if is_empty_struct(c.data_type()) => {
+                let inner: ArrayRef = new_null_array(&DataType::Boolean, c.len());
+                Ok(Arc::new(StructArray::try_new(
+                    fs.clone(),
+                    vec![inner],
+                    c.nulls().cloned(),
+                )?) as ArrayRef)
+            }
+            _ => Ok(c.clone()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new(schema, columns)?)
+}
+
+/// The field a parquet checkpoint gives a column of empty structs.
+const EMPTY_STRUCT_PLACEHOLDER: &str = "__dj_empty_struct__";
+
 /// An open checkpoint file under its temporary name; removed unless committed.
 struct CheckpointWriter {
     sink: Option<Sink>,
@@ -277,7 +339,8 @@ impl CheckpointWriter {
                     .set_compression(compression)
                     .build();
                 Sink::Parquet(
-                    ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| err(&dest, e))?,
+                    ArrowWriter::try_new(file, parquet_schema(&schema), Some(props))
+                        .map_err(|e| err(&dest, e))?,
                 )
             }
             // Arrow IPC has no snappy/gzip codec: arrow checkpoints are written uncompressed.
@@ -308,7 +371,8 @@ impl CheckpointWriter {
         let dest = self.dest.clone();
         match self.sink.as_mut().expect("open") {
             Sink::Parquet(w) => {
-                w.write(batch).map_err(|e| err(&dest, e))?;
+                w.write(&parquet_writable(batch)?)
+                    .map_err(|e| err(&dest, e))?;
                 // Close row groups by size, so a writer holds at most ROW_GROUP_BYTES of a
                 // partition in memory whatever the partition's size.
                 if w.in_progress_size() > ROW_GROUP_BYTES {

@@ -96,8 +96,10 @@ pub(crate) fn conform(
     batch: RecordBatch,
     schema: &SchemaRef,
 ) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
-    use datafusion::arrow::array::new_null_array;
+    use datafusion::arrow::array::{ArrayRef, StructArray, new_null_array};
     use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::DataType;
+    use std::sync::Arc;
     let cols = schema
         .fields()
         .iter()
@@ -106,6 +108,12 @@ pub(crate) fn conform(
                 let c = batch.column(i);
                 if c.data_type() == f.data_type() {
                     Ok(c.clone())
+                } else if matches!(f.data_type(), DataType::Struct(fs) if fs.is_empty()) {
+                    // An empty struct (`{}`), written to parquet with a placeholder field.
+                    Ok(
+                        Arc::new(StructArray::new_empty_fields(c.len(), c.nulls().cloned()))
+                            as ArrayRef,
+                    )
                 } else {
                     cast(c, f.data_type())
                 }

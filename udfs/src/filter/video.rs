@@ -232,7 +232,7 @@ pub(crate) fn parse_fraction(value: &Value) -> Result<(i128, i128), String> {
 }
 
 /// Whether the double `x` is below, at or above the rational `p / q` (q > 0), exactly.
-fn cmp_exact(x: f64, (p, q): (i128, i128)) -> std::cmp::Ordering {
+pub(crate) fn cmp_exact(x: f64, (p, q): (i128, i128)) -> std::cmp::Ordering {
     let approx = x.partial_cmp(&(p as f64 / q as f64));
     // x = m * 2^e exactly; compare m * 2^e * q with p in integers when that fits.
     let bits = x.to_bits();

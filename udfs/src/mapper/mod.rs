@@ -1,5 +1,5 @@
-//! Mappers: rewrite the text column, `text := f(text)`, or (the video resizers and splitter) a
-//! column of media paths, writing new files.
+//! Mappers: rewrite the text column, `text := f(text)`, or (the video resizers, splitter and
+//! frame extractor) a column of media paths, writing new files.
 
 pub mod chinese_convert;
 pub mod clean;
@@ -11,6 +11,8 @@ pub mod normalization;
 #[cfg(feature = "media")]
 pub(crate) mod produced;
 pub mod remove;
+#[cfg(feature = "media")]
+pub mod video_frames;
 #[cfg(feature = "media")]
 pub mod video_resize;
 #[cfg(feature = "media")]
@@ -52,6 +54,8 @@ pub(crate) fn specs() -> Vec<OpSpec> {
         video_resize::video_resize_aspect_ratio_spec(),
         #[cfg(feature = "media")]
         video_split::video_split_by_duration_spec(),
+        #[cfg(feature = "media")]
+        video_frames::video_extract_frames_spec(),
     ]
 }
 

@@ -81,7 +81,7 @@ pub(crate) fn produced_path(
 
 /// `os.path.splitext` of a file name: the extension is from the last dot on, unless the name
 /// starts with it.
-fn split_ext(file: &str) -> (&str, &str) {
+pub(crate) fn split_ext(file: &str) -> (&str, &str) {
     let leading = file.len() - file.trim_start_matches('.').len();
     match file.rfind('.') {
         Some(i) if i > leading => (&file[..i], &file[i..]),

@@ -121,6 +121,26 @@ fn decode_jpeg(bytes: &[u8]) -> Result<Rgb, String> {
     })
 }
 
+/// `Image.fromarray(rgb).save(path)` for a `.jpg` path: Pillow's JPEG defaults (quality 75,
+/// 4:2:0 chroma subsampling, baseline, accurate integer DCT, a JFIF header) through
+/// libjpeg-turbo.
+pub fn jpeg_bytes(width: usize, height: usize, rgb: &[u8]) -> Result<Vec<u8>, String> {
+    let mut compressor = turbojpeg::Compressor::new().map_err(|e| e.to_string())?;
+    compressor.set_quality(75).map_err(|e| e.to_string())?;
+    compressor
+        .set_subsamp(turbojpeg::Subsamp::Sub2x2)
+        .map_err(|e| e.to_string())?;
+    compressor
+        .compress_to_vec(turbojpeg::Image {
+            pixels: rgb,
+            width,
+            pitch: width * 3,
+            height,
+            format: turbojpeg::PixelFormat::RGB,
+        })
+        .map_err(|e| e.to_string())
+}
+
 const PRECISION_BITS: u32 = 32 - 8 - 2;
 
 fn lanczos(x: f64) -> f64 {
