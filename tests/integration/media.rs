@@ -551,8 +551,8 @@ process:
     let written = std::fs::read_to_string(job.recipe()).unwrap();
     for (param, want) in [
         (
-            "frame_sampling_method: uniform",
-            "`uniform` is not supported",
+            "frame_sampling_method: uniform\n      frame_num: 0",
+            "must be a positive integer, got 0",
         ),
         ("duration: 2", "duration > 0"),
         ("output_format: bytes", "`bytes`"),

@@ -122,6 +122,10 @@ pub struct VideoInfo {
     pub stream_duration: Option<(i64, i32, i32)>,
     /// The container's duration in microseconds (`AV_TIME_BASE`), if known.
     pub format_duration: Option<i64>,
+    /// The stream's frame count as the container states it (0: not stated).
+    pub frames: i64,
+    /// The stream's average frame rate (numerator, denominator; 0/0 if unknown).
+    pub avg_frame_rate: (i32, i32),
 }
 
 impl VideoInfo {
@@ -148,7 +152,7 @@ impl VideoInfo {
 }
 
 /// `p / q` rounded once to the nearest double, as Python's `float(Fraction)`.
-fn fraction_to_f64(p: i128, q: i128) -> f64 {
+pub(crate) fn fraction_to_f64(p: i128, q: i128) -> f64 {
     const EXACT: i128 = 1 << 53;
     if p.abs() <= EXACT && q.abs() <= EXACT {
         return p as f64 / q as f64;
@@ -184,6 +188,11 @@ pub fn video_info(path: &str) -> Result<VideoInfo, String> {
             tb.denominator(),
         )),
         format_duration: (input.duration() != no_value).then_some(input.duration()),
+        frames: stream.frames(),
+        avg_frame_rate: {
+            let r = stream.avg_frame_rate();
+            (r.numerator(), r.denominator())
+        },
     })
 }
 
@@ -239,6 +248,8 @@ mod tests {
             height: 3,
             stream_duration: Some((91, 1, 30)),
             format_duration: Some(3_100_000),
+            frames: 91,
+            avg_frame_rate: (30, 1),
         };
         assert_eq!(info.ffprobe_duration(), 3.033333);
         assert_eq!(info.av_duration(), Ok(91.0 / 30.0));

@@ -4,18 +4,19 @@
 //! It is one of Data-Juicer's tagging ops, so the sample also gets an empty `__dj__meta__`.
 //!
 //! Frames are taken as Data-Juicer's backends take them (see [`crate::frames`]): `av` (the
-//! default) or `ffmpeg`, with `frame_sampling_method` `all_keyframes` (the default) or
-//! `all_frames`. Each file is written once, atomically: a frame file that exists is kept, as
-//! there, so a resumed job finds the files its first run wrote. The frames are encoded with
-//! Pillow's JPEG defaults through libjpeg-turbo; their pixels come from this FFmpeg's
-//! conversion to RGB, which may differ by a unit here and there from the FFmpeg inside PyAV.
-//! With `legacy_split_by_text_token` (the default) only the videos the text's `<__dj__video>`
-//! tokens reach are read, chunk by chunk; the others get no frames.
+//! default) or `ffmpeg`, with `frame_sampling_method` `all_keyframes` (the default),
+//! `all_frames` or `uniform` (`frame_num` frames). Each file is written once, atomically: a
+//! frame file that exists is kept, as there, so a resumed job finds the files its first run
+//! wrote. The frames are encoded with Pillow's JPEG defaults through libjpeg-turbo from this
+//! FFmpeg's conversion to RGB (PyAV's bilinear one for `av`); on the fixtures the files are
+//! byte for byte Data-Juicer's. With `legacy_split_by_text_token` (the default) only the videos
+//! the text's `<__dj__video>` tokens reach are read, chunk by chunk; the others get no frames.
 //!
 //! Deliberate deviations: a sample without videos gets an empty list (Data-Juicer 1.6.1 fails
 //! on it and drops its whole batch), and a video that cannot be read drops its own sample (there,
-//! the batch). Not supported, and refused when the recipe is read: `frame_sampling_method:
-//! uniform`, `duration` above 0 and `output_format: bytes`.
+//! the batch). Not supported, and refused when the recipe is read: `duration` above 0 (the `av`
+//! backend re-encodes each segment with libx264 there, whose key frames are not reproducible)
+//! and `output_format: bytes`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -50,7 +51,7 @@ pub(crate) fn video_extract_frames_spec() -> OpSpec {
                     "frame_sampling_method",
                     ParamType::Str,
                     json!("all_keyframes"),
-                    "all_keyframes or all_frames (uniform is not supported here)",
+                    "all_keyframes, all_frames or uniform",
                 ),
                 ParamSpec::new(
                     "output_format",
@@ -58,7 +59,12 @@ pub(crate) fn video_extract_frames_spec() -> OpSpec {
                     json!("path"),
                     "path (bytes is not supported here)",
                 ),
-                ParamSpec::new("frame_num", ParamType::Int, json!(3), "frames for uniform"),
+                ParamSpec::new(
+                    "frame_num",
+                    ParamType::Int,
+                    json!(3),
+                    "frames for uniform: the middle one, or the first, the last and between",
+                ),
                 ParamSpec::new(
                     "duration",
                     ParamType::Float,
@@ -132,10 +138,11 @@ fn build(p: &Params) -> std::result::Result<Operator, ParamError> {
         "all_keyframes" => Sampling::KeyFrames,
         "all_frames" => Sampling::AllFrames,
         "uniform" => {
-            return Err(p.invalid(
-                "frame_sampling_method",
-                "`uniform` is not supported; use `all_keyframes` or `all_frames`",
-            ));
+            let n = p.int("frame_num").unwrap_or(3);
+            if n < 1 {
+                return Err(p.invalid("frame_num", format!("must be a positive integer, got {n}")));
+            }
+            Sampling::Uniform(n as usize)
         }
         other => {
             return Err(p.invalid(
