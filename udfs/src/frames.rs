@@ -374,56 +374,137 @@ fn group_seconds(seconds: &[Fraction], keys: &[f64]) -> Vec<Vec<Fraction>> {
 }
 
 /// Calls `each` with the frames the `ffmpeg` command gives for `path`, as Data-Juicer's
-/// `ffmpeg` backend runs it.
+/// `ffmpeg` backend runs it; with `segment` seconds, key frames and uniform frames are taken per
+/// segment (`extract_keyframes(start, end)` per segment, `extract_frames_uniformly_by_seconds`).
 pub fn ffmpeg_frames(
     path: &str,
     sampling: Sampling,
+    segment: Option<f64>,
     each: &mut dyn FnMut(RgbFrame<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
+    use crate::py::pyfloat::repr;
     let info = crate::media::video_info(path)?;
-    let (w, h) = (info.width as usize, info.height as usize);
-    let mut cmd = Command::new("ffmpeg");
-    match sampling {
-        Sampling::KeyFrames => cmd.args([
-            "-i",
-            path,
-            "-vf",
-            r"showinfo,select=eq(pict_type\,I)",
-            "-vsync",
-            "vfr",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-",
-        ]),
-        Sampling::AllFrames => cmd.args([
-            "-v", "quiet", "-ss", "0.0", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
-        ]),
-        Sampling::Uniform(frame_num) => {
+    let raw = ["-f", "rawvideo", "-pix_fmt", "rgb24", "-"].map(String::from);
+    let key_filter =
+        ["-vf", r"showinfo,select=eq(pict_type\,I)", "-vsync", "vfr"].map(String::from);
+    let input = ["-i".to_string(), path.to_string()];
+    let run = |args: Vec<String>,
+               keys: bool,
+               wanted: usize,
+               each: &mut dyn FnMut(RgbFrame<'_>) -> Result<(), String>| {
+        run_ffmpeg(&args, &info, keys, wanted, each)
+    };
+    let mut each = each;
+    match (sampling, segment) {
+        (Sampling::KeyFrames, None) => run(
+            [&input[..], &key_filter, &raw].concat(),
+            true,
+            usize::MAX,
+            &mut each,
+        ),
+        (Sampling::AllFrames, _) => {
+            let args = [
+                &["-v", "quiet", "-ss", "0.0"].map(String::from)[..],
+                &input,
+                &raw,
+            ]
+            .concat();
+            run(args, false, usize::MAX, &mut each)
+        }
+        (Sampling::Uniform(frame_num), None) => {
             let indices = uniform_indices(&info, frame_num);
             if indices.is_empty() {
                 return Ok(());
             }
             let select: Vec<String> = indices.iter().map(|i| format!(r"eq(n\,{i})")).collect();
-            cmd.args(["-v", "quiet", "-i", path, "-vf"])
-                .arg(format!("select='{}'", select.join("+")))
-                .args(["-vsync", "vfr", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            let filter = [
+                "-vf".to_string(),
+                format!("select='{}'", select.join("+")),
+                "-vsync".into(),
+                "vfr".into(),
+            ];
+            let args = [
+                &["-v".to_string(), "quiet".into()][..],
+                &input,
+                &filter,
+                &raw,
+            ]
+            .concat();
+            run(args, false, uniform_count(&info, frame_num), &mut each)
         }
-    };
-    let wanted = match sampling {
-        Sampling::Uniform(n) => n.min(uniform_count(&info, n)),
-        _ => usize::MAX,
-    };
-    let mut child = cmd
+        (Sampling::KeyFrames, Some(seconds)) => {
+            let duration = info.ffprobe_duration();
+            let mut bounds = arange(duration, seconds);
+            bounds.push(duration);
+            for pair in bounds.windows(2) {
+                let (start, end) = (pair[0], pair[1]);
+                if end <= start {
+                    return Err("end_time must be greater than start_time".into());
+                }
+                let span = ["-ss".to_string(), repr(start), "-to".into(), repr(end)];
+                run(
+                    [&span[..], &input, &key_filter, &raw].concat(),
+                    true,
+                    usize::MAX,
+                    &mut each,
+                )?;
+            }
+            Ok(())
+        }
+        (Sampling::Uniform(frame_num), Some(seconds)) => {
+            let starts = arange(info.ffprobe_duration(), seconds);
+            for pair in starts.windows(2) {
+                let (start, length) = (pair[0], pair[1] - pair[0]);
+                if length <= 0.0 {
+                    continue;
+                }
+                let times: Vec<f64> = if frame_num == 1 {
+                    vec![start + length / 2.0]
+                } else {
+                    let step = length / (frame_num as f64 - 1.0);
+                    (0..frame_num).map(|j| start + step * j as f64).collect()
+                };
+                for t in times {
+                    let args = [
+                        &["-v", "quiet", "-ss"].map(String::from)[..],
+                        &[repr(t)],
+                        &input,
+                        &raw,
+                    ]
+                    .concat();
+                    run(args, false, 1, &mut each)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `np.arange(0, stop, step).tolist()` of floats.
+fn arange(stop: f64, step: f64) -> Vec<f64> {
+    let n = (stop / step).ceil().max(0.0) as usize;
+    (0..n).map(|i| i as f64 * step).collect()
+}
+
+/// Runs `ffmpeg args`, reading at most `wanted` raw RGB frames of the video's size; with
+/// `keys`, as many as `showinfo` reported key frames (Data-Juicer pairs each frame with one of
+/// its lines and stops when none is left).
+fn run_ffmpeg(
+    args: &[String],
+    info: &crate::media::VideoInfo,
+    keys: bool,
+    wanted: usize,
+    each: &mut dyn FnMut(RgbFrame<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    let (w, h) = (info.width as usize, info.height as usize);
+    let mut child = Command::new("ffmpeg")
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run ffmpeg: {e}"))?;
     let mut stderr = child.stderr.take().expect("piped");
-    // showinfo's lines for key frames: Data-Juicer pairs each frame with one and stops when none
-    // is left.
     let key_lines = std::thread::spawn(move || {
         let mut text = Vec::new();
         let _ = stderr.read_to_end(&mut text);
@@ -435,35 +516,33 @@ pub fn ffmpeg_frames(
     let mut stdout = child.stdout.take().expect("piped");
     let size = w * h * 3;
     let mut frame = vec![0u8; size];
-    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let mut held: Vec<Vec<u8>> = Vec::new();
     let mut failed = None;
     let mut read = 0;
     while size > 0 && read < wanted && stdout.read_exact(&mut frame).is_ok() {
         read += 1;
-        match sampling {
-            Sampling::KeyFrames => frames.push(frame.clone()),
-            Sampling::AllFrames | Sampling::Uniform(_) => {
-                if let Err(e) = each(RgbFrame {
-                    width: w,
-                    height: h,
-                    data: &frame,
-                }) {
-                    failed = Some(e);
-                    break;
-                }
-            }
+        if keys {
+            held.push(frame.clone());
+        } else if let Err(e) = each(RgbFrame {
+            width: w,
+            height: h,
+            data: &frame,
+        }) {
+            failed = Some(e);
+            break;
         }
     }
+    // Closing the pipe ends a command whose remaining frames are not wanted.
     drop(stdout);
     if failed.is_some() {
         let _ = child.kill();
     }
     let _ = child.wait();
-    let keys = key_lines.join().unwrap_or(0);
+    let key_count = key_lines.join().unwrap_or(0);
     if let Some(e) = failed {
         return Err(e);
     }
-    for data in frames.iter().take(keys) {
+    for data in held.iter().take(key_count) {
         each(RgbFrame {
             width: w,
             height: h,

@@ -14,9 +14,10 @@
 //!
 //! Deliberate deviations: a sample without videos gets an empty list (Data-Juicer 1.6.1 fails
 //! on it and drops its whole batch), and a video that cannot be read drops its own sample (there,
-//! the batch). Not supported, and refused when the recipe is read: `duration` above 0 (the `av`
-//! backend re-encodes each segment with libx264 there, whose key frames are not reproducible)
-//! and `output_format: bytes`.
+//! the batch). Not supported, and refused when the recipe is read: `duration` above 0 with the
+//! `av` backend for key frames or uniform frames (it re-encodes each segment with libx264 there,
+//! whose key frames are not reproducible; `all_frames` ignores `duration`, as there) and
+//! `output_format: bytes`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -69,7 +70,7 @@ pub(crate) fn video_extract_frames_spec() -> OpSpec {
                     "duration",
                     ParamType::Float,
                     json!(0),
-                    "0: the whole video (segments are not supported here)",
+                    "seconds per segment (0: the whole video); the ffmpeg backend",
                 ),
                 ParamSpec::new(
                     "frame_dir",
@@ -112,6 +113,8 @@ struct Extractor {
     op: String,
     sampling: Sampling,
     av: bool,
+    /// `duration` seconds per segment (the `ffmpeg` backend), if above 0.
+    segment: Option<f64>,
     frame_dir: String,
     legacy: bool,
     skip_errors: bool,
@@ -154,10 +157,14 @@ fn build(p: &Params) -> std::result::Result<Operator, ParamError> {
             ));
         }
     };
-    if p.float("duration").unwrap_or(0.0) > 0.0 {
+    let av = p.str("video_backend") != Some("ffmpeg");
+    let segment = p.float("duration").filter(|d| *d > 0.0);
+    if segment.is_some() && av && sampling != Sampling::AllFrames {
         return Err(p.invalid(
             "duration",
-            "frames of fixed-length segments (duration > 0) are not supported; use 0",
+            "segments (duration > 0) with the `av` backend are not supported (Data-Juicer \
+             re-encodes each one with libx264, whose key frames are not reproducible); use \
+             `video_backend: ffmpeg` or duration 0",
         ));
     }
     let frame_dir = p.str("frame_dir").map(str::to_string).ok_or_else(|| {
@@ -174,7 +181,8 @@ fn build(p: &Params) -> std::result::Result<Operator, ParamError> {
     let extractor = Arc::new(Extractor {
         op: p.op().to_string(),
         sampling,
-        av: p.str("video_backend") != Some("ffmpeg"),
+        av,
+        segment,
         frame_dir,
         legacy: p
             .raw("legacy_split_by_text_token")
@@ -343,7 +351,7 @@ impl Extractor {
         if self.av {
             av_frames(&local, self.sampling, &mut save)?;
         } else {
-            ffmpeg_frames(&local, self.sampling, &mut save)?;
+            ffmpeg_frames(&local, self.sampling, self.segment, &mut save)?;
         }
         Ok(paths)
     }
