@@ -18,6 +18,33 @@ pub(crate) fn init() {
     });
 }
 
+/// Fails, whatever `skip_op_error` says, if the `ffmpeg` command (which `op` `does` with) cannot
+/// run here; checked once per process.
+pub(crate) fn require_ffmpeg_command(op: &str, does: &str) -> datafusion_common::Result<()> {
+    use std::process::{Command, Stdio};
+    static RUNS: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let runs = RUNS.get_or_init(|| {
+        let status = Command::new("ffmpeg")
+            .arg("-version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        match status {
+            Ok(s) if s.success() => Ok(()),
+            Ok(s) => Err(format!("`ffmpeg -version` exited with {s}")),
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    match runs {
+        Ok(()) => Ok(()),
+        Err(e) => datafusion_common::exec_err!(
+            "{op}: {does} with the ffmpeg command, which cannot run here ({e}); install FFmpeg \
+             (Debian: apt-get install ffmpeg) so that `ffmpeg` is on the PATH"
+        ),
+    }
+}
+
 fn open(path: &str) -> Result<ffmpeg::format::context::Input, String> {
     init();
     if !std::path::Path::new(path).exists() {

@@ -20,6 +20,13 @@ pub mod video_split;
 
 use std::sync::Arc;
 
+/// Data-Juicer's `SpecialTokens.video`: where a sample's text places its next video.
+#[cfg(feature = "media")]
+pub(crate) const VIDEO_TOKEN: &str = "<__dj__video>";
+/// Data-Juicer's `SpecialTokens.eoc`: the end of a chunk of a sample's text.
+#[cfg(feature = "media")]
+pub(crate) const EOC_TOKEN: &str = "<|__dj__eoc|>";
+
 use crate::operator::Operator;
 use crate::params::Params;
 use crate::spec::OpSpec;

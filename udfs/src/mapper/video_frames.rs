@@ -32,14 +32,12 @@ use serde_json::json;
 use crate::filter::media_stats::{row_paths, skips_errors, unreadable};
 use crate::frames::{RgbFrame, Sampling, av_frames, ffmpeg_frames};
 use crate::mapper::produced::write_atomically;
+use crate::mapper::{EOC_TOKEN, VIDEO_TOKEN};
 use crate::operator::{MediaMapperOp, MediaMapperShape, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::os_path;
 use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::udf::{OpUdf, UdfIdentity};
-
-const VIDEO_TOKEN: &str = "<__dj__video>";
-const EOC_TOKEN: &str = "<|__dj__eoc|>";
 
 pub(crate) fn video_extract_frames_spec() -> OpSpec {
     OpSpec {
@@ -249,6 +247,9 @@ impl Extractor {
                 continue;
             }
             let videos = row_paths(&self.op, media, row)?.unwrap_or_default();
+            if !self.av && !videos.is_empty() {
+                crate::media::require_ffmpeg_command(&self.op, "reads frames")?;
+            }
             let body = if text.is_valid(row) {
                 text.value(row)
             } else {

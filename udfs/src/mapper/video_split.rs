@@ -31,15 +31,13 @@ use serde_json::json;
 
 use crate::filter::media_stats::{row_paths, skips_errors, unreadable};
 use crate::mapper::produced::{add_suffix, produced_path, save_dir_param, write_atomically};
+use crate::mapper::{EOC_TOKEN, VIDEO_TOKEN};
 use crate::operator::{MediaMapperOp, MediaMapperShape, Operator};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::py::pyfloat::repr;
 use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::py_strip;
 use crate::udf::{OpUdf, UdfIdentity};
-
-const VIDEO_TOKEN: &str = "<__dj__video>";
-const EOC_TOKEN: &str = "<|__dj__eoc|>";
 
 pub(crate) fn video_split_by_duration_spec() -> OpSpec {
     OpSpec {
@@ -123,8 +121,6 @@ struct Splitter {
     skip_errors: bool,
     /// The op's parameters as JSON without `save_dir` (they name the clips).
     params: String,
-    /// Whether the `ffmpeg` command runs here (checked once, before the first split).
-    ffmpeg: std::sync::OnceLock<std::result::Result<(), String>>,
 }
 
 fn build(p: &Params) -> std::result::Result<Operator, ParamError> {
@@ -206,7 +202,6 @@ fn build(p: &Params) -> std::result::Result<Operator, ParamError> {
             }
             json.to_string()
         },
-        ffmpeg: std::sync::OnceLock::new(),
     });
     let f = Arc::new(move |args: &[ArrayRef]| splitter.run(args));
     Ok(Operator::MediaMapper(MediaMapperOp {
@@ -299,7 +294,8 @@ impl Splitter {
                 out.append(true);
                 continue;
             }
-            self.check_ffmpeg()?;
+            // Every clip would be left out without the command: the job fails instead.
+            crate::media::require_ffmpeg_command(&self.op, "cuts clips")?;
             match self.split_sample(body.unwrap_or_default(), files) {
                 Ok((new_text, clips, clip_sources)) => {
                     if self.keep_original {
@@ -327,32 +323,6 @@ impl Splitter {
             out.append(true);
         }
         Ok(Arc::new(out.finish()))
-    }
-
-    /// Fails the job, whatever `skip_op_error` says, if the `ffmpeg` command cannot run: every
-    /// clip would be left out.
-    fn check_ffmpeg(&self) -> Result<()> {
-        let runs = self.ffmpeg.get_or_init(|| {
-            let status = Command::new("ffmpeg")
-                .arg("-version")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-            match status {
-                Ok(s) if s.success() => Ok(()),
-                Ok(s) => Err(format!("`ffmpeg -version` exited with {s}")),
-                Err(e) => Err(e.to_string()),
-            }
-        });
-        match runs {
-            Ok(()) => Ok(()),
-            Err(e) => datafusion_common::exec_err!(
-                "{}: cuts clips with the ffmpeg command, which cannot run here ({e}); install \
-                 FFmpeg (Debian: apt-get install ffmpeg) so that `ffmpeg` is on the PATH",
-                self.op
-            ),
-        }
     }
 
     /// The new sample's text, clips and their sources; or the video that failed, and why.
@@ -534,7 +504,6 @@ mod tests {
             legacy,
             skip_errors: true,
             params: "{}".into(),
-            ffmpeg: std::sync::OnceLock::new(),
         }
     }
 
