@@ -40,6 +40,52 @@ impl DenseMatrix {
     fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.cols..(i + 1) * self.cols]
     }
+
+    /// Adds `rows` to `out` in order. Each column's sum is the same sequence of f32 additions
+    /// whatever the vector width, so the wide paths give the same bits.
+    fn add_rows(&self, rows: &[i32], out: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.add_rows_avx2(rows, out) };
+        }
+        self.add_rows_any(rows, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn add_rows_avx2(&self, rows: &[i32], out: &mut [f32]) {
+        self.add_rows_any(rows, out)
+    }
+
+    #[inline(always)]
+    fn add_rows_any(&self, rows: &[i32], out: &mut [f32]) {
+        // fastText's language identification model (lid.176) has 16 columns: a fixed width
+        // keeps the sums in registers.
+        match out.len() {
+            16 => self.add_rows_fixed::<16>(rows, out),
+            _ => {
+                for &r in rows {
+                    for (o, &w) in out.iter_mut().zip(self.row(r as usize)) {
+                        *o += w;
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn add_rows_fixed<const N: usize>(&self, rows: &[i32], out: &mut [f32]) {
+        let mut sum: [f32; N] = out.try_into().expect("N columns");
+        for &r in rows {
+            let at = r as usize * N;
+            let row: &[f32; N] = self.data[at..at + N].try_into().expect("N columns");
+            for k in 0..N {
+                sum[k] += row[k];
+            }
+        }
+        out.copy_from_slice(&sum);
+    }
 }
 
 impl Matrix {
@@ -62,13 +108,7 @@ impl Matrix {
     pub(crate) fn average_rows(&self, rows: &[i32], out: &mut [f32]) {
         out.fill(0.0);
         match self {
-            Matrix::Dense(m) => {
-                for &r in rows {
-                    for (o, &w) in out.iter_mut().zip(m.row(r as usize)) {
-                        *o += w;
-                    }
-                }
-            }
+            Matrix::Dense(m) => m.add_rows(rows, out),
             Matrix::Quant(m) => {
                 for &r in rows {
                     m.add_row_to(out, r as usize);

@@ -1,12 +1,13 @@
 //! The public `Model`: opens ARPA or binary files, owns the bytes (memory map or heap)
 //! and scores sentences exactly as the `kenlm` Python module's `Model.score`.
 
+use std::cell::RefCell;
 use std::path::Path;
 
 use crate::arpa;
 use crate::binary::{self, Layout, Structure, header};
 use crate::error::KenlmError;
-use crate::search::{Search, State, full_score};
+use crate::search::{MAX_ORDER, Search, State, full_score};
 
 /// The model bytes: a binary file mapped in place, or an ARPA file built in memory.
 enum Backing {
@@ -117,12 +118,51 @@ impl Model {
     /// `bos`), summed in `f32`.
     pub fn score(&self, sentence: &str, bos: bool, eos: bool) -> f32 {
         match &self.layout.structure {
-            Structure::Probing(s) => self.score_with(s, sentence.as_bytes(), bos, eos),
-            Structure::Trie(s) => self.score_with(s, sentence.as_bytes(), bos, eos),
+            Structure::Probing(s) => self.score_words(s, sentence.as_bytes(), bos, eos),
+            Structure::Trie(s) => self.score_words(s, sentence.as_bytes(), bos, eos),
         }
     }
 
-    fn score_with<S: Search>(&self, search: &S, sentence: &[u8], bos: bool, eos: bool) -> f32 {
+    /// The vocabulary id of `word` (0, `<unk>`, when the model does not have it): what
+    /// [`Self::score`] looks each word up as. Callers that score the same words many times
+    /// look them up once and score with [`Self::score_ids`].
+    pub fn index(&self, word: &[u8]) -> u32 {
+        self.layout.vocab.index(self.backing.bytes(), word)
+    }
+
+    /// [`Self::score`] of the sentence whose words have the vocabulary ids `ids` (from
+    /// [`Self::index`]): the same sum in the same order, without splitting and hashing words.
+    pub fn score_ids(&self, ids: &[u32], bos: bool, eos: bool) -> f32 {
+        match &self.layout.structure {
+            Structure::Probing(s) => self.score_with(s, ids, bos, eos),
+            Structure::Trie(s) => self.score_with(s, ids, bos, eos),
+        }
+    }
+
+    fn score_words<S: Search>(&self, search: &S, sentence: &[u8], bos: bool, eos: bool) -> f32 {
+        thread_local! {
+            static IDS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+        }
+        let data = self.backing.bytes();
+        let ids = words(sentence, bos && eos).map(|word| self.layout.vocab.index(data, word));
+        IDS.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buffer) => {
+                buffer.clear();
+                buffer.extend(ids);
+                let total = self.score_with(search, &buffer, bos, eos);
+                if buffer.capacity() > 1 << 20 {
+                    *buffer = Vec::new();
+                }
+                total
+            }
+            Err(_) => self.score_with(search, &ids.collect::<Vec<_>>(), bos, eos),
+        })
+    }
+
+    fn score_with<S: Search>(&self, search: &S, ids: &[u32], bos: bool, eos: bool) -> f32 {
+        /// How many words ahead the next lookups are prefetched: enough for their cache
+        /// misses to overlap the current word's.
+        const AHEAD: usize = 2;
         let data = self.backing.bytes();
         let order = self.layout.order;
         let mut state = if bos {
@@ -132,8 +172,16 @@ impl Model {
         };
         let mut next = State::default();
         let mut total = 0.0f32;
-        for word in words(sentence, bos && eos) {
-            let id = self.layout.vocab.index(data, word);
+        let mut context = [0u32; MAX_ORDER - 1];
+        for (t, &id) in ids.iter().enumerate() {
+            if let Some(&ahead) = ids.get(t + AHEAD) {
+                // The words before it, most recent first (a superset of what its state keeps).
+                let n = (t + AHEAD).min(order - 1);
+                for (k, slot) in context[..n].iter_mut().enumerate() {
+                    *slot = ids[t + AHEAD - 1 - k];
+                }
+                search.prefetch(data, ahead, &context[..n]);
+            }
             total += full_score(search, data, order, &state, id, &mut next);
             std::mem::swap(&mut state, &mut next);
         }

@@ -29,6 +29,25 @@ pub(crate) trait Search {
     ) -> Option<(Weights, bool)>;
     /// Probability of the highest-order n-gram `node` extended by `word`.
     fn longest(&self, data: &[u8], word: u32, node: &Self::Node) -> Option<f32>;
+    /// A hint that `word` will soon be scored after `context` (most recent first): start
+    /// loading what its lookups will read. Changes no result.
+    fn prefetch(&self, _data: &[u8], _word: u32, _context: &[u32]) {}
+}
+
+/// Asks the CPU to start loading the cache line holding `data[off]` (nothing past the end).
+#[inline]
+pub(crate) fn prefetch_at(data: &[u8], off: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(byte) = data.get(off) {
+        // SAFETY: a prefetch only hints the cache; the address is inside `data`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                std::ptr::from_ref(byte).cast(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, off);
 }
 
 /// kenlm's right state: the context words (most recent first) that can still matter,

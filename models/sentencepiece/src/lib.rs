@@ -162,6 +162,11 @@ impl SentencePiece {
         })
     }
 
+    /// The number of vocabulary pieces: ids run from 0 to this, exclusive.
+    pub fn piece_count(&self) -> usize {
+        self.vocab.len()
+    }
+
     /// The normalization rule the model was trained with (`nmt_nfkc`, `identity`, ...).
     pub fn normalizer_name(&self) -> &str {
         &self.normalizer_name
@@ -241,24 +246,35 @@ impl SentencePiece {
             };
             let kind = self.vocab.kind(seg.id);
             if kind == PieceType::Control {
-                out.push(&piece_text(start, end));
+                out.push(&piece_text(start, end), NO_PIECE_ID);
                 prev_unknown = false;
                 continue;
             }
             let unknown = kind == PieceType::Unknown;
             if unknown && self.vocab.byte_fallback {
                 for b in &text[start..end] {
-                    out.push(&format!("<0x{b:02X}>"));
+                    out.push(&format!("<0x{b:02X}>"), NO_PIECE_ID);
                 }
             } else if unknown && prev_unknown && !out.is_empty() {
                 out.extend_last(&piece_text(start, end));
             } else {
-                out.push(&piece_text(start, end));
+                let piece = piece_text(start, end);
+                // Only a vocabulary piece's own bytes carry its id.
+                let id = match (&piece, kind) {
+                    (std::borrow::Cow::Borrowed(_), PieceType::Normal | PieceType::UserDefined) => {
+                        seg.id
+                    }
+                    _ => NO_PIECE_ID,
+                };
+                out.push(&piece, id);
             }
             prev_unknown = unknown;
         }
     }
 }
+
+/// The id of a piece that is not one vocabulary piece's text (an unknown run, a byte piece).
+pub const NO_PIECE_ID: u32 = u32::MAX;
 
 /// Pieces as one string and where each ends: what [`SentencePiece::encode_joined`] fills.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -267,12 +283,17 @@ pub struct Pieces {
     pub joined: String,
     /// The byte offset in `joined` where each piece ends.
     pub ends: Vec<u32>,
+    /// Each piece's vocabulary id where the piece is exactly that vocabulary piece's text
+    /// (the same id always comes with the same text), else [`NO_PIECE_ID`]: lets a caller
+    /// memoize per-piece work by id.
+    pub ids: Vec<u32>,
 }
 
 impl Pieces {
     pub fn clear(&mut self) {
         self.joined.clear();
         self.ends.clear();
+        self.ids.clear();
     }
 
     pub fn len(&self) -> usize {
@@ -283,15 +304,19 @@ impl Pieces {
         self.ends.is_empty()
     }
 
-    fn push(&mut self, piece: &str) {
+    fn push(&mut self, piece: &str, id: u32) {
         self.joined.push_str(piece);
         self.ends.push(self.joined.len() as u32);
+        self.ids.push(id);
     }
 
     fn extend_last(&mut self, more: &str) {
         self.joined.push_str(more);
         if let Some(last) = self.ends.last_mut() {
             *last = self.joined.len() as u32;
+        }
+        if let Some(last) = self.ids.last_mut() {
+            *last = NO_PIECE_ID;
         }
     }
 

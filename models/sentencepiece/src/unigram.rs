@@ -4,37 +4,30 @@
 
 use crate::Segment;
 use crate::normalizer::one_char_len;
-use crate::proto::PieceType;
 use crate::vocab::Vocab;
 
 /// sentencepiece's `kUnkPenalty`: an unknown character scores this much below the worst piece.
 const UNK_PENALTY: f32 = 10.0;
 
-/// Best path ending at a byte position.
+/// Best path ending at a byte position: 12 bytes, one per byte of text.
 #[derive(Clone, Copy)]
 pub(crate) struct BestPath {
     score: f32,
-    /// Where the last piece starts; -1 while no path reaches this position.
-    starts_at: isize,
+    /// Where the last piece starts; [`NOT_REACHED`] while no path reaches this position.
+    starts_at: u32,
     id: u32,
 }
 
+const NOT_REACHED: u32 = u32::MAX;
+
 const UNREACHED: BestPath = BestPath {
     score: 0.0,
-    starts_at: -1,
+    starts_at: NOT_REACHED,
     id: 0,
 };
 
 /// sentencepiece 0.2.3 re-bases path scores once they leave this range (float precision).
 const SCORE_RESET_THRESHOLD: f32 = 100_000.0;
-
-/// `GetUserDefinedScore`: `0.1 * (length - 1)` in double, returned as float. User-defined
-/// pieces thereby beat any segmentation into normal (log-probability, <= 0) pieces, and
-/// longer ones beat shorter ones.
-#[inline]
-fn user_defined_score(length: usize) -> f32 {
-    (0.1 * (length as f64 - 1.0)) as f32
-}
 
 /// Appends the segmentation of `text` (already normalized) to `out`.
 ///
@@ -46,6 +39,11 @@ fn user_defined_score(length: usize) -> f32 {
 pub(crate) fn encode(vocab: &Vocab, text: &[u8], best: &mut Vec<BestPath>, out: &mut Vec<Segment>) {
     let size = text.len();
     if size == 0 {
+        return;
+    }
+    if size >= NOT_REACHED as usize {
+        // Beyond the C++'s own `int` positions (2 GiB); never split, never panic.
+        out.push(Segment::new(0, size, vocab.unk_id));
         return;
     }
     best.clear();
@@ -61,7 +59,7 @@ pub(crate) fn encode(vocab: &Vocab, text: &[u8], best: &mut Vec<BestPath>, out: 
         if till_here < -SCORE_RESET_THRESHOLD || till_here > SCORE_RESET_THRESHOLD {
             if let Some(span) = best.get_mut(starts_at..=max_frontier) {
                 for (k, node) in span.iter_mut().enumerate() {
-                    if k == 0 || node.starts_at != -1 {
+                    if k == 0 || node.starts_at != NOT_REACHED {
                         node.score -= till_here;
                     }
                 }
@@ -74,22 +72,17 @@ pub(crate) fn encode(vocab: &Vocab, text: &[u8], best: &mut Vec<BestPath>, out: 
             .lookup
             .for_each_prefix(&text[starts_at..], |length, id| {
                 let id = id as u32;
-                let kind = vocab.kind(id);
-                if kind == PieceType::Unused {
+                let score = vocab.lattice_score(id);
+                if score.is_nan() {
                     return;
                 }
                 max_frontier = max_frontier.max(starts_at + length);
-                let score = if kind == PieceType::UserDefined {
-                    user_defined_score(length)
-                } else {
-                    vocab.score(id)
-                };
                 let candidate = score + till_here;
                 let target = &mut best[starts_at + length];
-                if target.starts_at == -1 || candidate > target.score {
+                if target.starts_at == NOT_REACHED || candidate > target.score {
                     *target = BestPath {
                         score: candidate,
-                        starts_at: starts_at as isize,
+                        starts_at: starts_at as u32,
                         id,
                     };
                 }
@@ -99,10 +92,10 @@ pub(crate) fn encode(vocab: &Vocab, text: &[u8], best: &mut Vec<BestPath>, out: 
             max_frontier = max_frontier.max(starts_at + mblen);
             let candidate = unk_score + till_here;
             let target = &mut best[starts_at + mblen];
-            if target.starts_at == -1 || candidate > target.score {
+            if target.starts_at == NOT_REACHED || candidate > target.score {
                 *target = BestPath {
                     score: candidate,
-                    starts_at: starts_at as isize,
+                    starts_at: starts_at as u32,
                     id: vocab.unk_id,
                 };
             }
@@ -115,8 +108,8 @@ pub(crate) fn encode(vocab: &Vocab, text: &[u8], best: &mut Vec<BestPath>, out: 
     let mut ends_at = size;
     while ends_at > 0 {
         let node = best[ends_at];
-        let start = match usize::try_from(node.starts_at) {
-            Ok(start) if start < ends_at => start,
+        let start = match node.starts_at as usize {
+            start if start < ends_at => start,
             // Unreachable for well-formed UTF-8; degrade to one unknown piece, never panic.
             _ => {
                 out.push(Segment::new(0, ends_at, vocab.unk_id));

@@ -46,6 +46,9 @@ impl PrefixMatcher {
 
 pub(crate) struct Vocab {
     scores: Vec<f32>,
+    /// What a unigram lattice node of each piece scores: the score of a NORMAL piece, the
+    /// length bonus of a USER_DEFINED one, NaN for pieces the lattice skips (UNUSED).
+    lattice_scores: Vec<f32>,
     kinds: Vec<PieceType>,
     /// Piece -> id for segmentation: segmentable pieces, or every piece for BPE.
     pub(crate) lookup: DoubleArray,
@@ -68,6 +71,13 @@ fn byte_piece_value(piece: &[u8]) -> Option<u8> {
         return None;
     }
     u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+}
+
+/// `GetUserDefinedScore`: `0.1 * (length - 1)` in double, returned as float. User-defined
+/// pieces thereby beat any segmentation into normal (log-probability, <= 0) pieces, and
+/// longer ones beat shorter ones.
+fn user_defined_score(length: usize) -> f32 {
+    (0.1 * (length as f64 - 1.0)) as f32
 }
 
 pub(crate) fn is_segmentable(kind: PieceType) -> bool {
@@ -169,8 +179,19 @@ impl Vocab {
             .filter(|(_, k)| **k == PieceType::Normal)
             .fold(f32::MAX, |m, (p, _)| m.min(p.score));
 
+        let lattice_scores = model
+            .pieces
+            .iter()
+            .zip(&kinds)
+            .map(|(p, kind)| match kind {
+                PieceType::UserDefined => user_defined_score(p.piece.len()),
+                PieceType::Unused => f32::NAN,
+                _ => p.score,
+            })
+            .collect();
         Ok(Vocab {
             scores: model.pieces.iter().map(|p| p.score).collect(),
+            lattice_scores,
             kinds,
             lookup: DoubleArray::build(&lookup_keys),
             unk_id,
@@ -180,6 +201,19 @@ impl Vocab {
             },
             min_score,
         })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// The unigram lattice score of piece `id` (see `lattice_scores`); NaN: not a node.
+    #[inline]
+    pub(crate) fn lattice_score(&self, id: u32) -> f32 {
+        self.lattice_scores
+            .get(id as usize)
+            .copied()
+            .unwrap_or(f32::NAN)
     }
 
     #[inline]

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dj_sentencepiece::SentencePiece;
+use dj_sentencepiece::{NO_PIECE_ID, Pieces, SentencePiece};
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
@@ -69,6 +69,8 @@ fn check_model(name: &str) -> usize {
     let sp = SentencePiece::open(&fixtures().join(name)).expect("model loads");
     let mut failures = Vec::new();
     let mut reused = Vec::new();
+    let mut joined = Pieces::default();
+    let (mut texts_of_ids, mut with_id) = (std::collections::HashMap::new(), 0usize);
     for (text, want) in texts.iter().zip(expected) {
         let want = strings(want);
         let got = sp.encode_as_pieces(text);
@@ -80,7 +82,19 @@ fn check_model(name: &str) -> usize {
         reused.push("sentinel".to_string());
         sp.encode_into(text, &mut reused);
         assert_eq!(reused[1..], got[..], "encode_into differs for {text:?}");
+        // Piece ids: one per piece, and one id always names one text.
+        joined.clear();
+        sp.encode_joined(text, &mut joined);
+        assert_eq!(joined.ids.len(), got.len(), "{name}: ids of {text:?}");
+        for (piece, &id) in joined.iter().zip(&joined.ids) {
+            if id != NO_PIECE_ID {
+                with_id += 1;
+                let known = texts_of_ids.entry(id).or_insert_with(|| piece.to_string());
+                assert_eq!(known, piece, "{name}: id {id} names two texts");
+            }
+        }
     }
+    assert!(with_id > 0, "{name}: no piece carries its id");
     failures.extend(check_long_documents(&golden, name, &sp));
     assert!(
         failures.is_empty(),

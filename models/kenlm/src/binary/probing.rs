@@ -4,7 +4,7 @@
 
 use crate::bytes::{f32_at, u32_at, u64_at};
 use crate::hash::combine_word_hash;
-use crate::search::{SIGN_BIT, Search, Weights};
+use crate::search::{SIGN_BIT, Search, Weights, prefetch_at};
 
 /// Bytes per unigram (`prob`, `backoff`).
 pub(crate) const UNIGRAM_ENTRY: usize = 8;
@@ -79,6 +79,31 @@ fn decode(prob_bits: u32, backoff: f32) -> (Weights, bool) {
 
 impl Search for ProbingSearch {
     type Node = u64;
+
+    /// The unigram and the first bucket of every longer n-gram the context could match:
+    /// the keys depend on the words only, so all the lookups' cache misses overlap.
+    #[inline]
+    fn prefetch(&self, data: &[u8], word: u32, context: &[u32]) {
+        if u64::from(word) < self.unigram_count {
+            prefetch_at(data, self.unigrams + word as usize * UNIGRAM_ENTRY);
+        }
+        let mut key = u64::from(word);
+        for (i, &ctx) in context.iter().enumerate() {
+            key = combine_word_hash(key, ctx);
+            let (table, stride) = match self.middles.get(i) {
+                Some(t) => (t, MIDDLE_ENTRY),
+                None => (&self.longest, LONGEST_ENTRY),
+            };
+            if table.buckets == 0 {
+                return;
+            }
+            let bucket = (key % table.buckets) as usize;
+            prefetch_at(data, table.offset.wrapping_add(bucket.wrapping_mul(stride)));
+            if self.middles.get(i).is_none() {
+                return;
+            }
+        }
+    }
 
     #[inline]
     fn unigram(&self, data: &[u8], word: u32) -> (Weights, u64, bool) {
