@@ -5,10 +5,11 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use dj_sentencepiece::Pieces;
 use serde_json::json;
 
 use crate::filter::build_filter;
-use crate::models::{self, KenLm, PieceView, SentencePiece, with_piece_view};
+use crate::models::{self, KenLm, SentencePiece, with_piece_view};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{ModelUse, OpKind, OpSpec};
@@ -109,9 +110,9 @@ impl Perplexity {
 
     /// The log10 probability of the pieces as one sentence, their KenLM ids left in `ids`;
     /// `None` when some piece is not one word.
-    fn score_words(&self, pieces: PieceView<'_>, ids: &mut Vec<u32>) -> Option<f64> {
+    fn score_words(&self, pieces: &Pieces, ids: &mut Vec<u32>) -> Option<f64> {
         ids.clear();
-        for (piece, &sp_id) in pieces.iter().zip(pieces.ids) {
+        for (piece, &sp_id) in pieces.iter().zip(&pieces.ids) {
             let word = match self.words.get(sp_id as usize) {
                 Some(slot) => match slot.load(Ordering::Relaxed) {
                     NOT_YET => {

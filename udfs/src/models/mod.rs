@@ -15,7 +15,7 @@ pub use dj_fasttext::FastText;
 pub use dj_kenlm::Model as KenLm;
 pub use dj_sentencepiece::SentencePiece;
 pub use hf::HfTokenizer;
-pub(crate) use pieces::{PieceView, with_piece_view};
+pub(crate) use pieces::with_piece_view;
 pub use word_source::WordSource;
 
 use crate::cache_dirs::{Env, external_model_dirs, models_dir, process_env};

@@ -90,16 +90,16 @@ impl Search for ProbingSearch {
         let mut key = u64::from(word);
         for (i, &ctx) in context.iter().enumerate() {
             key = combine_word_hash(key, ctx);
-            let (table, stride) = match self.middles.get(i) {
-                Some(t) => (t, MIDDLE_ENTRY),
-                None => (&self.longest, LONGEST_ENTRY),
+            let (table, stride, last) = match self.middles.get(i) {
+                Some(t) => (t, MIDDLE_ENTRY, false),
+                None => (&self.longest, LONGEST_ENTRY, true),
             };
             if table.buckets == 0 {
                 return;
             }
             let bucket = (key % table.buckets) as usize;
             prefetch_at(data, table.offset.wrapping_add(bucket.wrapping_mul(stride)));
-            if self.middles.get(i).is_none() {
+            if last {
                 return;
             }
         }
