@@ -539,26 +539,93 @@ pub(crate) fn split_on_whitespace(
     whitespace_spans(doc, new_line, tab).map(|(start, end)| &doc[start..end])
 }
 
-/// The byte ranges of [`split_on_whitespace`]'s pieces (separators found with `memchr3`).
-pub(crate) fn whitespace_spans(
-    doc: &str,
-    new_line: bool,
-    tab: bool,
-) -> impl Iterator<Item = (usize, usize)> + '_ {
+/// The byte ranges of [`split_on_whitespace`]'s pieces.
+pub(crate) fn whitespace_spans(doc: &str, new_line: bool, tab: bool) -> WhitespaceSpans<'_> {
     // A disabled separator searches for the space again.
     let (nl, tb) = (
         if new_line { b'\n' } else { b' ' },
         if tab { b'\t' } else { b' ' },
     );
-    let bytes = doc.as_bytes();
-    let mut start = 0;
-    memchr::memchr3_iter(b' ', nl, tb, bytes)
-        .chain(std::iter::once(bytes.len()))
-        .filter_map(move |end| {
-            let span = (start, end);
-            start = end + 1;
-            (end > span.0).then_some(span)
-        })
+    WhitespaceSpans {
+        bytes: doc.as_bytes(),
+        separators: [b' ', nl, tb],
+        block: 0,
+        next_block: 0,
+        mask: 0,
+        start: 0,
+    }
+}
+
+/// The iterator of [`whitespace_spans`]. Separators are found 64 bytes at a time as a bit mask:
+/// words are a few bytes apart, and a `memchr` call per word cost more than the search.
+pub(crate) struct WhitespaceSpans<'a> {
+    bytes: &'a [u8],
+    separators: [u8; 3],
+    /// Where the block of `mask` starts, and where the next one does.
+    block: usize,
+    next_block: usize,
+    /// The block's separators not yet consumed, one bit per byte.
+    mask: u64,
+    /// Where the next piece starts; past the end once the last piece is out.
+    start: usize,
+}
+
+impl Iterator for WhitespaceSpans<'_> {
+    type Item = (usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        loop {
+            while self.mask != 0 {
+                let end = self.block + self.mask.trailing_zeros() as usize;
+                self.mask &= self.mask - 1;
+                let start = std::mem::replace(&mut self.start, end + 1);
+                if end > start {
+                    return Some((start, end));
+                }
+            }
+            let len = self.bytes.len();
+            if self.next_block >= len {
+                let start = std::mem::replace(&mut self.start, usize::MAX);
+                return (start < len).then_some((start, len));
+            }
+            self.block = self.next_block;
+            self.next_block = (self.block + 64).min(len);
+            self.mask = separator_mask(&self.bytes[self.block..self.next_block], self.separators);
+        }
+    }
+}
+
+/// Bit `i` set where `chunk[i]` (at most 64 bytes) is one of `separators`.
+#[inline]
+fn separator_mask(chunk: &[u8], [a, b, c]: [u8; 3]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if chunk.len() == 64 {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86-64; the four loads read the chunk's 64 bytes.
+        unsafe {
+            let (a, b, c) = (
+                _mm_set1_epi8(a as i8),
+                _mm_set1_epi8(b as i8),
+                _mm_set1_epi8(c as i8),
+            );
+            let mut mask = 0u64;
+            for k in 0..4 {
+                let v = _mm_loadu_si128(chunk.as_ptr().add(16 * k).cast());
+                let hit = _mm_or_si128(
+                    _mm_cmpeq_epi8(v, a),
+                    _mm_or_si128(_mm_cmpeq_epi8(v, b), _mm_cmpeq_epi8(v, c)),
+                );
+                mask |= u64::from(_mm_movemask_epi8(hit) as u16) << (16 * k);
+            }
+            return mask;
+        }
+    }
+    chunk
+        .iter()
+        .enumerate()
+        .filter(|&(_, &x)| x == a || x == b || x == c)
+        .fold(0, |mask, (i, _)| mask | 1 << i)
 }
 
 /// `get_words_from_document(doc)` without a tokenizer: [`split_on_whitespace`] on space, newline
@@ -1005,6 +1072,43 @@ mod tests {
                 0x3000, 0xfffc
             ]
         );
+    }
+
+    #[test]
+    fn whitespace_spans_match_splitting_byte_by_byte() {
+        let alphabet = [" ", "\n", "\t", "a", "bc", "é", "\u{3000}", "  "];
+        let mut state = 11u64;
+        for len in [0, 1, 5, 63, 64, 65, 127, 128, 129, 300] {
+            for _ in 0..20 {
+                let doc: String = (0..len)
+                    .map(|_| {
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        alphabet[(state >> 33) as usize % alphabet.len()]
+                    })
+                    .collect();
+                for (new_line, tab) in [(false, false), (true, true), (true, false)] {
+                    let is_sep =
+                        |b: u8| b == b' ' || (new_line && b == b'\n') || (tab && b == b'\t');
+                    let mut want = Vec::new();
+                    let mut start = 0;
+                    for (i, &b) in doc.as_bytes().iter().enumerate() {
+                        if is_sep(b) {
+                            if i > start {
+                                want.push((start, i));
+                            }
+                            start = i + 1;
+                        }
+                    }
+                    if doc.len() > start {
+                        want.push((start, doc.len()));
+                    }
+                    let got: Vec<_> = whitespace_spans(&doc, new_line, tab).collect();
+                    assert_eq!(got, want, "{doc:?} {new_line} {tab}");
+                }
+            }
+        }
     }
 
     #[test]

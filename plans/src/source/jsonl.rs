@@ -152,9 +152,66 @@ fn parse_object(bytes: &[u8], path: &Path, line: u64) -> Result<Value, SourceErr
 }
 
 /// A JSON value with every string replaced by `""`: the same types for schema inference, and no
-/// allocation per string (serde_json unescapes into its own reused buffer), which for long texts
-/// was most of the time (and fresh memory) spent indexing the input.
+/// allocation per string, which for long texts was most of the time (and fresh memory) spent
+/// indexing the input. Strings are not even unescaped: each member is first skipped as a raw
+/// value (validated, UTF-8 included, without a copy), and only what is not a string is parsed.
 pub(super) struct Skeleton(pub(super) Value);
+
+/// A JSON string parsed (unescaped into serde_json's buffer) and dropped.
+struct Unescaped;
+
+impl<'de> serde::Deserialize<'de> for Unescaped {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Unescaped, D::Error> {
+        struct Dropped;
+        impl serde::de::Visitor<'_> for Dropped {
+            type Value = Unescaped;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Unescaped, E> {
+                Ok(Unescaped)
+            }
+        }
+        d.deserialize_str(Dropped)
+    }
+}
+
+/// An object member or array element of a [`Skeleton`].
+struct Member(Value);
+
+impl<'de> serde::Deserialize<'de> for Member {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Member, D::Error> {
+        use serde::de::Error;
+        let raw = <&serde_json::value::RawValue>::deserialize(d)?;
+        let text = raw.get();
+        if text.starts_with('"') {
+            // Skipping checks escapes, not that `\u` escapes pair their surrogates, which
+            // parsing the string does (a lone surrogate is refused, as before).
+            if memchr::memmem::find(text.as_bytes(), b"\\u").is_some() {
+                serde_json::from_str::<Unescaped>(text).map_err(D::Error::custom)?;
+            }
+            return Ok(Member(Value::String(String::new())));
+        }
+        // Each nested value is parsed on its own, with serde_json's depth limit starting over:
+        // count the levels here, so that deep nesting is still refused, not a stack overflow.
+        thread_local! {
+            static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        }
+        let depth = DEPTH.get();
+        if depth >= MAX_NESTING {
+            return Err(D::Error::custom("recursion limit exceeded"));
+        }
+        DEPTH.set(depth + 1);
+        let parsed = serde_json::from_str::<Skeleton>(text);
+        DEPTH.set(depth);
+        parsed
+            .map(|Skeleton(v)| Member(v))
+            .map_err(D::Error::custom)
+    }
+}
+
+/// serde_json's own limit on nested arrays and objects.
+const MAX_NESTING: usize = 128;
 
 impl<'de> serde::Deserialize<'de> for Skeleton {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Skeleton, D::Error> {
@@ -196,14 +253,14 @@ impl<'de> serde::de::Visitor<'de> for SkeletonVisitor {
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(Skeleton(v)) = seq.next_element()? {
+        while let Some(Member(v)) = seq.next_element()? {
             items.push(v);
         }
         Ok(Value::Array(items))
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = serde_json::Map::new();
-        while let Some((key, Skeleton(v))) = map.next_entry::<String, Skeleton>()? {
+        while let Some((key, Member(v))) = map.next_entry::<String, Member>()? {
             object.insert(key, v);
         }
         Ok(Value::Object(object))
@@ -831,5 +888,48 @@ mod tests {
         std::fs::write(&path, bad).unwrap();
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(index_in_parts(&path, size).unwrap().is_none());
+    }
+
+    /// Skeletons keep every type and replace each string by `""`, strings skipped or parsed;
+    /// what serde_json refuses is still refused, deep nesting included (no stack overflow).
+    #[test]
+    fn skeletons_keep_types_and_refuse_what_serde_json_refuses() {
+        let skeleton = |row: &str| serde_json::from_str::<Skeleton>(row).map(|Skeleton(v)| v);
+        let row = r#"{"text": "a\nb \u00e9 \ud83d\ude00", "n": 3, "f": 1.5, "b": true,
+            "z": null, "meta": {"tags": ["x", 1, {"k": "v"}], "e": {}}, "l": []}"#;
+        assert_eq!(
+            skeleton(row).unwrap(),
+            serde_json::json!({"text": "", "n": 3, "f": 1.5, "b": true, "z": null,
+                "meta": {"tags": ["", 1, {"k": ""}], "e": {}}, "l": []})
+        );
+        for (bad, why) in [
+            (
+                r#"{"text": "\ud800 alone"}"#,
+                "unexpected end of hex escape",
+            ),
+            (r#"{"tags": ["\udc00"]}"#, "lone leading surrogate"),
+            (r#"{"text": "bad \x escape"}"#, "invalid escape"),
+            ("{\"text\": \"tab\there\"}", "control character"),
+        ] {
+            let err = skeleton(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        let invalid_utf8 = b"{\"text\": \"\xff\"}";
+        let err = serde_json::from_slice::<Skeleton>(invalid_utf8)
+            .map(|Skeleton(v)| v)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("invalid unicode code point"),
+            "{err}"
+        );
+        let deep = format!(
+            "{{\"meta\": {}{}}}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let err = skeleton(&deep).unwrap_err().to_string();
+        assert!(err.starts_with("recursion limit exceeded"), "{err}");
+        let fine = format!("{{\"meta\": {}{}}}", "[".repeat(100), "]".repeat(100));
+        assert!(skeleton(&fine).is_ok());
     }
 }

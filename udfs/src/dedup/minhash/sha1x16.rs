@@ -7,20 +7,25 @@
 /// Messages of at most this many bytes fit one padded block.
 pub(crate) const MAX_LEN: usize = 55;
 
-/// Up to sixteen one-block messages, stored transposed: `words[t][lane]` is the big-endian word
-/// `t` of the padded block of message `lane`.
+/// Up to sixteen one-block messages: `rows[lane]` is the padded block of message `lane` as
+/// sixteen big-endian words, transposed into one vector per word when hashed.
 pub(crate) struct Sha1x16 {
-    words: [[u32; 16]; 16],
+    rows: Rows,
     len: usize,
 }
 
+#[repr(C, align(64))]
+struct Rows([[u32; 16]; 16]);
+
 impl Sha1x16 {
-    /// Lanes for hashing, if this CPU has AVX-512 F (checked at run time).
+    /// Lanes for hashing, if this CPU has AVX-512 F and BW (checked at run time).
     pub(crate) fn new() -> Option<Sha1x16> {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f") {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+        {
             return Some(Sha1x16 {
-                words: [[0; 16]; 16],
+                rows: Rows([[0; 16]; 16]),
                 len: 0,
             });
         }
@@ -30,14 +35,12 @@ impl Sha1x16 {
     /// Adds a message of at most [`MAX_LEN`] bytes; when all sixteen lanes are taken, hashes them
     /// and appends the hashes to `out` (in the order the messages came).
     pub(crate) fn push(&mut self, data: &[u8], out: &mut Vec<u32>) {
-        debug_assert!(data.len() <= MAX_LEN);
-        let mut block = [0u8; 64];
-        block[..data.len()].copy_from_slice(data);
-        block[data.len()] = 0x80;
-        block[56..].copy_from_slice(&(data.len() as u64 * 8).to_be_bytes());
-        for (t, word) in block.chunks_exact(4).enumerate() {
-            self.words[t][self.len] = u32::from_be_bytes(word.try_into().expect("4 bytes"));
-        }
+        assert!(data.len() <= MAX_LEN, "a one-block message");
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `new` only makes lanes when the CPU has AVX-512 F and BW.
+        unsafe {
+            pad_block(data, &mut self.rows.0[self.len])
+        };
         self.len += 1;
         if self.len == 16 {
             self.flush(out);
@@ -51,19 +54,86 @@ impl Sha1x16 {
         }
         #[cfg(target_arch = "x86_64")]
         {
-            // SAFETY: `new` only makes lanes when the CPU has AVX-512 F.
-            let hashes = unsafe { compress16(&self.words) };
+            // SAFETY: `new` only makes lanes when the CPU has AVX-512 F and BW.
+            let hashes = unsafe { compress16(&self.rows.0) };
             out.extend_from_slice(&hashes[..self.len]);
         }
         self.len = 0;
     }
 }
 
-/// SHA-1 of the sixteen transposed one-block messages: for each, the first four digest bytes read
-/// as a little-endian u32.
+/// Writes the SHA-1 block of `data` (at most [`MAX_LEN`] bytes) into `row` as big-endian
+/// words: the bytes, 0x80, zeros, and the length in bits. The load is masked to `data`'s bytes,
+/// so it reads nothing past them.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn pad_block(data: &[u8], row: &mut [u32; 16]) {
+    use std::arch::x86_64::*;
+    let len = data.len().min(MAX_LEN);
+    // SAFETY: the mask covers `len` bytes of `data`; masked-off bytes are not accessed.
+    let bytes = unsafe { _mm512_maskz_loadu_epi8((1u64 << len) - 1, data.as_ptr().cast()) };
+    let padded = _mm512_mask_set1_epi8(bytes, 1u64 << len, 0x80u8 as i8);
+    // Reverse the bytes of each 32-bit word.
+    let swap = _mm512_set_epi8(
+        60, 61, 62, 63, 56, 57, 58, 59, 52, 53, 54, 55, 48, 49, 50, 51, 44, 45, 46, 47, 40, 41, 42,
+        43, 36, 37, 38, 39, 32, 33, 34, 35, 28, 29, 30, 31, 24, 25, 26, 27, 20, 21, 22, 23, 16, 17,
+        18, 19, 12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3,
+    );
+    let words = _mm512_shuffle_epi8(padded, swap);
+    // Word 15 is the low half of the 64-bit bit length (word 14, its high half, stays zero).
+    let words = _mm512_mask_set1_epi32(words, 1 << 15, (len * 8) as i32);
+    // SAFETY: `row` is 64 writable bytes; unaligned store.
+    unsafe { _mm512_storeu_si512(row.as_mut_ptr().cast(), words) };
+}
+
+/// The 16x16 transpose of `rows`: vector `j` holds word `j` of every row, lane `i` from row `i`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn compress16(words: &[[u32; 16]; 16]) -> [u32; 16] {
+fn transpose16(rows: &[[u32; 16]; 16]) -> [std::arch::x86_64::__m512i; 16] {
+    use std::arch::x86_64::*;
+    // SAFETY: each row is 64 readable bytes; unaligned loads.
+    let r: [__m512i; 16] =
+        std::array::from_fn(|i| unsafe { _mm512_loadu_si512(rows[i].as_ptr().cast()) });
+    // Within each 128-bit lane L: t[2i], t[2i+1] interleave rows 2i and 2i+1 (words 4L..4L+1,
+    // then 4L+2..4L+3); u[4g + c] holds word 4L + c of rows 4g..4g+3.
+    let t: [__m512i; 16] = std::array::from_fn(|k| {
+        let (a, b) = (r[k & !1], r[k | 1]);
+        if k % 2 == 0 {
+            _mm512_unpacklo_epi32(a, b)
+        } else {
+            _mm512_unpackhi_epi32(a, b)
+        }
+    });
+    let u: [__m512i; 16] = std::array::from_fn(|k| {
+        let (g, c) = (k / 4, k % 4);
+        let (a, b) = (t[4 * g + c / 2], t[4 * g + 2 + c / 2]);
+        if c % 2 == 0 {
+            _mm512_unpacklo_epi64(a, b)
+        } else {
+            _mm512_unpackhi_epi64(a, b)
+        }
+    });
+    // Then a 4x4 transpose of 128-bit lanes per c: word 4L + c gets lane L of u[4g + c] as its
+    // lane g.
+    let mut w = [_mm512_setzero_si512(); 16];
+    for c in 0..4 {
+        let x0 = _mm512_shuffle_i32x4::<0x44>(u[c], u[4 + c]);
+        let x1 = _mm512_shuffle_i32x4::<0xEE>(u[c], u[4 + c]);
+        let y0 = _mm512_shuffle_i32x4::<0x44>(u[8 + c], u[12 + c]);
+        let y1 = _mm512_shuffle_i32x4::<0xEE>(u[8 + c], u[12 + c]);
+        w[c] = _mm512_shuffle_i32x4::<0x88>(x0, y0);
+        w[4 + c] = _mm512_shuffle_i32x4::<0xDD>(x0, y0);
+        w[8 + c] = _mm512_shuffle_i32x4::<0x88>(x1, y1);
+        w[12 + c] = _mm512_shuffle_i32x4::<0xDD>(x1, y1);
+    }
+    w
+}
+
+/// SHA-1 of the sixteen one-block messages: for each, the first four digest bytes read as a
+/// little-endian u32.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn compress16(rows: &[[u32; 16]; 16]) -> [u32; 16] {
     use std::arch::x86_64::*;
     const H: [u32; 5] = [
         0x6745_2301,
@@ -74,9 +144,7 @@ unsafe fn compress16(words: &[[u32; 16]; 16]) -> [u32; 16] {
     ];
     const K: [u32; 4] = [0x5A82_7999, 0x6ED9_EBA1, 0x8F1B_BCDC, 0xCA62_C1D6];
     let set = |x: u32| _mm512_set1_epi32(x as i32);
-    // SAFETY: each row is 16 u32 (64 bytes); unaligned loads.
-    let mut w: [__m512i; 16] =
-        std::array::from_fn(|t| unsafe { _mm512_loadu_si512(words[t].as_ptr().cast()) });
+    let mut w = transpose16(rows);
     let [mut a, mut b, mut c, mut d, mut e] = H.map(set);
     for t in 0..80 {
         let wt = if t < 16 {
@@ -140,5 +208,23 @@ mod tests {
         }
         lanes.flush(&mut got);
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn transpose_puts_word_j_of_row_i_in_lane_i_of_vector_j() {
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            return;
+        }
+        let rows: [[u32; 16]; 16] =
+            std::array::from_fn(|i| std::array::from_fn(|j| (i * 100 + j) as u32));
+        // SAFETY: the CPU has AVX-512 F.
+        let w = unsafe { transpose16(&rows) };
+        for (j, v) in w.iter().enumerate() {
+            let mut lanes = [0u32; 16];
+            // SAFETY: 64 writable bytes.
+            unsafe { std::arch::x86_64::_mm512_storeu_si512(lanes.as_mut_ptr().cast(), *v) };
+            let want: [u32; 16] = std::array::from_fn(|i| (i * 100 + j) as u32);
+            assert_eq!(lanes, want, "vector {j}");
+        }
     }
 }
