@@ -38,6 +38,19 @@ impl CharsMap {
             .is_some_and(|&unit| label(unit) == u32::from(byte))
     }
 
+    /// Whether some rule's key starts with `prefix`.
+    pub(crate) fn has_prefix(&self, prefix: &[u8]) -> bool {
+        let mut node = offset(self.units[0]);
+        for &byte in prefix {
+            node ^= usize::from(byte);
+            match self.units.get(node) {
+                Some(&unit) if label(unit) == u32::from(byte) => node ^= offset(unit),
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// Splits and validates the blob like sentencepiece 0.2.3's
     /// `DecodePrecompiledCharsMap` + `DoubleArray::validate`, so every transition and
     /// every value stays in bounds afterwards.

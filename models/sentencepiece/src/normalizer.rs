@@ -19,6 +19,11 @@ pub(crate) struct Normalizer {
     /// ASCII bytes no rule and no user-defined symbol starts with: each is its own
     /// normalized form, so runs of them are copied without a trie walk per character.
     plain: [bool; 128],
+    /// ASCII bytes that are their own normalized form when the next byte is ASCII (or there is
+    /// none): no user-defined symbol starts with them, and the rules that do are the byte
+    /// itself (mapped to itself) or go on with non-ASCII bytes. nmt_nfkc's letters are such
+    /// (their rules add combining marks), so words are copied as runs too.
+    plain_before_ascii: [bool; 128],
 }
 
 /// Byte length of the UTF-8 sequence a lead byte starts (1 for stray continuation bytes),
@@ -46,6 +51,7 @@ impl Normalizer {
             escape_whitespaces: spec.escape_whitespaces,
             treat_whitespace_as_suffix,
             plain: [false; 128],
+            plain_before_ascii: [false; 128],
         })
     }
 
@@ -53,8 +59,15 @@ impl Normalizer {
     /// symbols (which [`Self::normalize`] is then always called with).
     pub(crate) fn note_user_symbols(&mut self, user: &PrefixMatcher) {
         for b in 0..128u8 {
-            self.plain[usize::from(b)] = !user.may_start_with(b)
-                && !self.charsmap.as_ref().is_some_and(|m| m.may_start_with(b));
+            let user_symbol = user.may_start_with(b);
+            self.plain[usize::from(b)] =
+                !user_symbol && !self.charsmap.as_ref().is_some_and(|m| m.may_start_with(b));
+            self.plain_before_ascii[usize::from(b)] = !user_symbol
+                && self.charsmap.as_ref().is_none_or(|m| {
+                    m.longest_prefix(&[b])
+                        .is_none_or(|(_, replacement)| replacement == [b])
+                        && (0..128u8).all(|next| !m.has_prefix(&[b, next]))
+                });
         }
     }
 
@@ -107,12 +120,32 @@ impl Normalizer {
             // A run of plain characters other than the space: copied as they are.
             let run = input
                 .iter()
-                .take_while(|&&b| b != b' ' && b < 0x80 && self.plain[usize::from(b)])
+                .enumerate()
+                .take_while(|&(i, &b)| {
+                    b != b' '
+                        && b < 0x80
+                        && (self.plain[usize::from(b)]
+                            || (self.plain_before_ascii[usize::from(b)]
+                                && input.get(i + 1).is_none_or(|&next| next < 0x80)))
+                })
                 .count();
             if run > 0 {
                 out.extend_from_slice(&input[..run]);
                 input = &input[run..];
                 is_prev_space = false;
+                continue;
+            }
+            // A plain space (one a word ends with): what the general path below does with its
+            // normalized form, a single space.
+            if input[0] == b' ' && self.plain[usize::from(b' ')] {
+                if !is_prev_space {
+                    self.push_space(out);
+                    is_prev_space = true;
+                }
+                input = &input[1..];
+                if !self.remove_extra_whitespaces {
+                    is_prev_space = false;
+                }
                 continue;
             }
             let (mut piece, consumed) = self.normalize_prefix(input, user);
@@ -166,23 +199,31 @@ mod tests {
             "\u{0} nul \u{7f} del \u{1b}[0m escapes",
             "",
             "   ",
+            "a  b   c \u{3000} d\u{a0} e\t f \n",
+            " x, y . z ! ",
+            "cafe\u{301} nai\u{308}ve A\u{30a}ngstro\u{308}m ﬁne ｅ e\u{301}e",
+            "e",
+            "ab\u{301}",
         ];
+        let (mut plain_space, mut plain_letters) = (false, false);
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_none_or(|e| e != "model") {
                 continue;
             }
             let sp = crate::SentencePiece::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
-            let mut slow = sp.normalizer.plain;
-            slow.fill(false);
             let mut reference =
                 crate::SentencePiece::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
-            reference.normalizer.plain = slow;
+            reference.normalizer.plain = [false; 128];
+            reference.normalizer.plain_before_ascii = [false; 128];
             assert!(
                 sp.normalizer.plain.iter().any(|&p| p),
                 "{}: no plain bytes",
                 path.display()
             );
+            plain_space |= sp.normalizer.plain[usize::from(b' ')];
+            plain_letters |= sp.normalizer.plain_before_ascii[usize::from(b'e')]
+                && !sp.normalizer.plain[usize::from(b'e')];
             for text in texts {
                 assert_eq!(
                     sp.encode_as_pieces(text),
@@ -192,5 +233,7 @@ mod tests {
                 );
             }
         }
+        assert!(plain_space, "no model takes the plain-space path");
+        assert!(plain_letters, "no model copies letters only before ASCII");
     }
 }
