@@ -120,14 +120,19 @@ impl Permutations {
                 let mut bounds = min.map(bound);
                 for &h in hashes {
                     let hv = _mm512_set1_epi32(h as i32);
-                    for k in 0..4 {
+                    let hits: [u16; 4] = std::array::from_fn(|k| {
                         let t = _mm512_add_epi32(_mm512_mullo_epi32(hv, a[k]), b8[k]);
-                        if _mm512_cmplt_epu32_mask(t, bounds[k]) != 0 {
-                            // SAFETY: the CPU has AVX-512 F and DQ (this function's features).
-                            let exact = unsafe { self.permuted16_avx512(h, j + LANES * k) };
-                            min[k] = _mm512_min_epu32(min[k], exact);
-                            bounds[k] = bound(min[k]);
-                        }
+                        _mm512_cmplt_epu32_mask(t, bounds[k])
+                    });
+                    // One test for the four vectors: a hit is rare once the minima are small.
+                    if (hits[0] | hits[1] | hits[2] | hits[3]) == 0 {
+                        continue;
+                    }
+                    for k in (0..4).filter(|&k| hits[k] != 0) {
+                        // SAFETY: the CPU has AVX-512 F and DQ (this function's features).
+                        let exact = unsafe { self.permuted16_avx512(h, j + LANES * k) };
+                        min[k] = _mm512_min_epu32(min[k], exact);
+                        bounds[k] = bound(min[k]);
                     }
                 }
             } else {
