@@ -10,6 +10,7 @@ pub mod dedup;
 pub mod filter;
 #[cfg(feature = "media")]
 pub mod frames;
+pub mod lanes;
 pub mod mapper;
 #[cfg(feature = "media")]
 pub mod media;

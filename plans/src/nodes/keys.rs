@@ -7,6 +7,8 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{Result, exec_datafusion_err, exec_err};
 use dj_udfs::DedupKind;
 
+use super::blake3_lanes::keys_of_messages;
+
 /// Keys of one partition's rows entering the dedup, flat: row `i` has
 /// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
 /// dedup has one key per row; MinHash one per LSH band; SimHash one per row, the 64-bit value
@@ -77,10 +79,6 @@ fn key_of(value: &str) -> u128 {
     u128::from_le_bytes(d.as_bytes()[..16].try_into().unwrap())
 }
 
-fn bytes_key(b: &[u8]) -> u128 {
-    u128::from_le_bytes(blake3::hash(b).as_bytes()[..16].try_into().unwrap())
-}
-
 /// The key of a SimHash value: its decimal string (`str(np.uint64(h))`) parsed, zero-extended.
 fn simhash_key(value: &str) -> Result<u128> {
     value.parse::<u64>().map(u128::from).map_err(|_| {
@@ -110,15 +108,30 @@ pub(crate) fn keys_of(
         DataType::LargeUtf8 => c.as_string::<i64>().iter().try_for_each(|v| push(out, v))?,
         DataType::Utf8View => c.as_string_view().iter().try_for_each(|v| push(out, v))?,
         DataType::List(f) if matches!(f.data_type(), DataType::Binary) => {
+            // Every band of the batch, hashed sixteen at a time, then handed out by row.
             let list = c.as_list::<i32>();
+            let bands = list.values().as_binary::<i32>();
+            let offsets = list.value_offsets();
+            let mut messages = Vec::new();
+            let mut counts = Vec::with_capacity(list.len());
             for i in 0..list.len() {
-                if list.is_null(i) {
-                    out.push_row([]);
-                    continue;
+                let before = messages.len();
+                if !list.is_null(i) {
+                    let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
+                    messages.extend(
+                        (start..end)
+                            .filter(|&j| !bands.is_null(j))
+                            .map(|j| bands.value(j)),
+                    );
                 }
-                let bands = list.value(i);
-                let bands = bands.as_binary::<i32>();
-                out.push_row(bands.iter().flatten().map(bytes_key));
+                counts.push(messages.len() - before);
+            }
+            let mut keys = Vec::new();
+            keys_of_messages(&messages, &mut keys);
+            let mut at = 0;
+            for count in counts {
+                out.push_row(keys[at..at + count].iter().copied());
+                at += count;
             }
         }
         other => {

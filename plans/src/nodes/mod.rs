@@ -57,6 +57,7 @@ macro_rules! unary_exec_methods {
 }
 
 pub mod auto;
+mod blake3_lanes;
 pub mod checkpoint;
 pub mod concurrency;
 pub mod dedup;

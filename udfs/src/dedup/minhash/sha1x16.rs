@@ -86,49 +86,6 @@ unsafe fn pad_block(data: &[u8], row: &mut [u32; 16]) {
     unsafe { _mm512_storeu_si512(row.as_mut_ptr().cast(), words) };
 }
 
-/// The 16x16 transpose of `rows`: vector `j` holds word `j` of every row, lane `i` from row `i`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn transpose16(rows: &[[u32; 16]; 16]) -> [std::arch::x86_64::__m512i; 16] {
-    use std::arch::x86_64::*;
-    // SAFETY: each row is 64 readable bytes; unaligned loads.
-    let r: [__m512i; 16] =
-        std::array::from_fn(|i| unsafe { _mm512_loadu_si512(rows[i].as_ptr().cast()) });
-    // Within each 128-bit lane L: t[2i], t[2i+1] interleave rows 2i and 2i+1 (words 4L..4L+1,
-    // then 4L+2..4L+3); u[4g + c] holds word 4L + c of rows 4g..4g+3.
-    let t: [__m512i; 16] = std::array::from_fn(|k| {
-        let (a, b) = (r[k & !1], r[k | 1]);
-        if k % 2 == 0 {
-            _mm512_unpacklo_epi32(a, b)
-        } else {
-            _mm512_unpackhi_epi32(a, b)
-        }
-    });
-    let u: [__m512i; 16] = std::array::from_fn(|k| {
-        let (g, c) = (k / 4, k % 4);
-        let (a, b) = (t[4 * g + c / 2], t[4 * g + 2 + c / 2]);
-        if c % 2 == 0 {
-            _mm512_unpacklo_epi64(a, b)
-        } else {
-            _mm512_unpackhi_epi64(a, b)
-        }
-    });
-    // Then a 4x4 transpose of 128-bit lanes per c: word 4L + c gets lane L of u[4g + c] as its
-    // lane g.
-    let mut w = [_mm512_setzero_si512(); 16];
-    for c in 0..4 {
-        let x0 = _mm512_shuffle_i32x4::<0x44>(u[c], u[4 + c]);
-        let x1 = _mm512_shuffle_i32x4::<0xEE>(u[c], u[4 + c]);
-        let y0 = _mm512_shuffle_i32x4::<0x44>(u[8 + c], u[12 + c]);
-        let y1 = _mm512_shuffle_i32x4::<0xEE>(u[8 + c], u[12 + c]);
-        w[c] = _mm512_shuffle_i32x4::<0x88>(x0, y0);
-        w[4 + c] = _mm512_shuffle_i32x4::<0xDD>(x0, y0);
-        w[8 + c] = _mm512_shuffle_i32x4::<0x88>(x1, y1);
-        w[12 + c] = _mm512_shuffle_i32x4::<0xDD>(x1, y1);
-    }
-    w
-}
-
 /// SHA-1 of the sixteen one-block messages: for each, the first four digest bytes read as a
 /// little-endian u32.
 #[cfg(target_arch = "x86_64")]
@@ -144,7 +101,7 @@ unsafe fn compress16(rows: &[[u32; 16]; 16]) -> [u32; 16] {
     ];
     const K: [u32; 4] = [0x5A82_7999, 0x6ED9_EBA1, 0x8F1B_BCDC, 0xCA62_C1D6];
     let set = |x: u32| _mm512_set1_epi32(x as i32);
-    let mut w = transpose16(rows);
+    let mut w = crate::lanes::transpose16(rows);
     let [mut a, mut b, mut c, mut d, mut e] = H.map(set);
     for t in 0..80 {
         let wt = if t < 16 {
@@ -208,23 +165,5 @@ mod tests {
         }
         lanes.flush(&mut got);
         assert_eq!(got, want);
-    }
-
-    #[test]
-    fn transpose_puts_word_j_of_row_i_in_lane_i_of_vector_j() {
-        if !std::arch::is_x86_feature_detected!("avx512f") {
-            return;
-        }
-        let rows: [[u32; 16]; 16] =
-            std::array::from_fn(|i| std::array::from_fn(|j| (i * 100 + j) as u32));
-        // SAFETY: the CPU has AVX-512 F.
-        let w = unsafe { transpose16(&rows) };
-        for (j, v) in w.iter().enumerate() {
-            let mut lanes = [0u32; 16];
-            // SAFETY: 64 writable bytes.
-            unsafe { std::arch::x86_64::_mm512_storeu_si512(lanes.as_mut_ptr().cast(), *v) };
-            let want: [u32; 16] = std::array::from_fn(|i| (i * 100 + j) as u32);
-            assert_eq!(lanes, want, "vector {j}");
-        }
     }
 }
