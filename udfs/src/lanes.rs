@@ -51,7 +51,7 @@ pub fn transpose16(rows: &[[u32; 16]; 16]) -> [std::arch::x86_64::__m512i; 16] {
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
-    use super::*;
+    use super::transpose16;
 
     #[test]
     fn transpose_puts_word_j_of_row_i_in_lane_i_of_vector_j() {
