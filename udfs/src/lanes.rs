@@ -49,6 +49,25 @@ pub fn transpose16(rows: &[[u32; 16]; 16]) -> [std::arch::x86_64::__m512i; 16] {
     w
 }
 
+/// Up to 64 bytes of `bytes` (its first 64), zero-filled to a 64-byte vector: the load is
+/// masked to the slice, so nothing past it is read.
+///
+/// # Safety
+///
+/// The CPU must have AVX-512 F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub fn masked_row(bytes: &[u8]) -> std::arch::x86_64::__m512i {
+    let len = bytes.len().min(64);
+    let mask = if len == 64 {
+        u64::MAX
+    } else {
+        (1u64 << len) - 1
+    };
+    // SAFETY: the mask covers `len` bytes of `bytes`; masked-off bytes are not accessed.
+    unsafe { std::arch::x86_64::_mm512_maskz_loadu_epi8(mask, bytes.as_ptr().cast()) }
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::transpose16;

@@ -43,7 +43,8 @@ const CHUNK_START: u32 = 1;
 const CHUNK_END: u32 = 2;
 const ROOT: u32 = 8;
 
-/// The key of one message: the first 16 bytes of its BLAKE3 hash, little-endian.
+/// The 128-bit key of a byte string (dedup keys, selector groups): the first 16 bytes of its
+/// BLAKE3 hash, little-endian.
 pub(crate) fn key_of_bytes(b: &[u8]) -> u128 {
     u128::from_le_bytes(
         blake3::hash(b).as_bytes()[..16]
@@ -93,19 +94,11 @@ unsafe fn hash16(messages: &[&[u8]]) -> [u128; 16] {
                 continue;
             }
             active |= 1 << lane;
-            let start = 64 * block;
-            let len = (m.len() - start).min(64);
-            // SAFETY: the mask covers the `len` bytes of `m` from `start`; masked-off bytes are
-            // not accessed.
-            let mask = if len == 64 {
-                u64::MAX
-            } else {
-                (1u64 << len) - 1
-            };
-            let bytes = unsafe { _mm512_maskz_loadu_epi8(mask, m.as_ptr().add(start).cast()) };
+            let block_bytes = &m[64 * block..];
+            let bytes = dj_udfs::lanes::masked_row(block_bytes);
             // SAFETY: `row` is 64 writable bytes; unaligned store.
             unsafe { _mm512_storeu_si512(row.as_mut_ptr().cast(), bytes) };
-            block_len[lane] = len as u32;
+            block_len[lane] = block_bytes.len().min(64) as u32;
             flags[lane] = if block == 0 { CHUNK_START } else { 0 }
                 | if block == blocks - 1 {
                     CHUNK_END | ROOT
@@ -113,7 +106,7 @@ unsafe fn hash16(messages: &[&[u8]]) -> [u128; 16] {
                     0
                 };
         }
-        let words = transposed(&rows);
+        let words = dj_udfs::lanes::transpose16(&rows);
         // SAFETY: 64 readable bytes each; unaligned loads.
         let (block_len, flags) = unsafe {
             (
@@ -134,13 +127,6 @@ unsafe fn hash16(messages: &[&[u8]]) -> [u128; 16] {
     std::array::from_fn(|lane| {
         (0..4).fold(0u128, |key, k| key | u128::from(words[k][lane]) << (32 * k))
     })
-}
-
-/// The sixteen rows as one vector per message word.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn transposed(rows: &[[u32; 16]; 16]) -> [std::arch::x86_64::__m512i; 16] {
-    dj_udfs::lanes::transpose16(rows)
 }
 
 /// BLAKE3's compression function in sixteen lanes (block counter 0): the full 16-word state.

@@ -7,7 +7,7 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{Result, exec_datafusion_err, exec_err};
 use dj_udfs::DedupKind;
 
-use super::blake3_lanes::keys_of_messages;
+use super::blake3_lanes::{key_of_bytes, keys_of_messages};
 
 /// Keys of one partition's rows entering the dedup, flat: row `i` has
 /// `keys[offsets[i]..offsets[i + 1]]`. A row without keys (null hash) is never a duplicate. Exact
@@ -75,8 +75,7 @@ fn key_of(value: &str) -> u128 {
     {
         return k;
     }
-    let d = blake3::hash(value.as_bytes());
-    u128::from_le_bytes(d.as_bytes()[..16].try_into().unwrap())
+    key_of_bytes(value.as_bytes())
 }
 
 /// The key of a SimHash value: its decimal string (`str(np.uint64(h))`) parsed, zero-extended.

@@ -489,11 +489,7 @@ impl DisplayAs for SelectExec {
 }
 
 fn group_key(s: &str) -> u128 {
-    u128::from_le_bytes(
-        blake3::hash(s.as_bytes()).as_bytes()[..16]
-            .try_into()
-            .unwrap(),
-    )
+    super::blake3_lanes::key_of_bytes(s.as_bytes())
 }
 
 /// Appends each row's order key (its `__dj__order`, or partition and row index before any

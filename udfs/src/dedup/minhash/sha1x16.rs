@@ -63,15 +63,13 @@ impl Sha1x16 {
 }
 
 /// Writes the SHA-1 block of `data` (at most [`MAX_LEN`] bytes) into `row` as big-endian
-/// words: the bytes, 0x80, zeros, and the length in bits. The load is masked to `data`'s bytes,
-/// so it reads nothing past them.
+/// words: the bytes, 0x80, zeros, and the length in bits.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 unsafe fn pad_block(data: &[u8], row: &mut [u32; 16]) {
     use std::arch::x86_64::*;
     let len = data.len().min(MAX_LEN);
-    // SAFETY: the mask covers `len` bytes of `data`; masked-off bytes are not accessed.
-    let bytes = unsafe { _mm512_maskz_loadu_epi8((1u64 << len) - 1, data.as_ptr().cast()) };
+    let bytes = crate::lanes::masked_row(&data[..len]);
     let padded = _mm512_mask_set1_epi8(bytes, 1u64 << len, 0x80u8 as i8);
     // Reverse the bytes of each 32-bit word.
     let swap = _mm512_set_epi8(
