@@ -68,6 +68,13 @@ impl CharSet {
         }))
     }
 
+    /// Whether [`CharSet::trim`] may strip the character that byte `b` starts or ends: an ASCII
+    /// member, or any byte of a non-ASCII character (which takes the full lookup).
+    #[inline]
+    pub(crate) fn may_trim_at(&self, b: u8) -> bool {
+        b >= 0x80 || self.ascii & (1 << b) != 0
+    }
+
     #[inline]
     pub fn contains(&self, c: char) -> bool {
         let c = c as u32;

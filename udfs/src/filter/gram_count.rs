@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use foldhash::HashMap;
 
 /// Scratch buffers above this many entries (16-24 MB) are not kept for the next row.
-const MAX_KEPT: usize = 1 << 20;
+pub(super) const MAX_KEPT: usize = 1 << 20;
 
 /// The counts of a text's n-grams: every n-gram that may occur more than once is counted in
 /// `counts` (once per distinct n-gram; some of these counts are 1), and `unique` more n-grams are
@@ -48,7 +48,7 @@ struct Slot {
 /// An open-addressing table with linear probing, at most half full, emptied per text over the
 /// slots that text uses.
 #[derive(Default)]
-struct Table {
+pub(super) struct Table {
     slots: Vec<Slot>,
     /// Each distinct key, in order of first appearance (the order of the counts).
     distinct: Vec<u128>,
@@ -132,29 +132,75 @@ pub(crate) fn with_id_gram_counts<R>(
     })
 }
 
-/// Like [`with_id_gram_counts`] over several sequences of ids at once (an n-gram never spans
-/// two): the [`GramCounts`] of the n-grams of all sequences at least `n` long.
-pub(crate) fn with_id_segment_gram_counts<'a, R>(
-    segments: impl Iterator<Item = &'a [u32]> + Clone,
+/// Calls `f` with the [`GramCounts`] of the n-grams of `ids` that hold no 0 (each id in
+/// `0..=max_id`; a 0 marks a word known to occur once, so every n-gram holding it is unique and
+/// left out of the counts). Any `max_id` and `n`: n-grams whose ids do not pack into 128 bits
+/// are keyed by the classes of two overlapping halves (see [`sparse_gram_keys`]).
+pub(crate) fn with_sparse_id_gram_counts<R>(
+    ids: &[u32],
     max_id: u32,
     n: usize,
     f: impl FnOnce(GramCounts<'_>) -> R,
-) -> Option<R> {
-    let bits = packed_bits(n, max_id)?;
+) -> R {
+    let keys = sparse_gram_keys(ids, max_id, n, &mut Vec::new());
     COUNTER.with(|c| {
         let mut c = c.borrow_mut();
-        let segments = segments.filter(|s| s.len() >= n);
-        debug_assert!(segments.clone().flatten().all(|&id| id > 0 && id <= max_id));
-        let len = segments.clone().map(|s| s.len() + 1 - n).sum();
-        let keys = || {
-            segments
-                .clone()
-                .flat_map(move |s| packed(s.iter().copied(), n, bits))
-        };
-        let r = f(c.count_keys(len, keys));
+        let r = f(c.count_keys(keys.len(), || keys.iter().copied()));
         c.release_large();
-        Some(r)
+        r
     })
+}
+
+/// A key for each n-gram of `ids` holding no 0, in order, equal exactly when the n-grams are;
+/// the start of each in `positions`. When `n` ids pack into 128 bits the key is the ids packed;
+/// otherwise, with `h = ceil(n / 2)`, it is the pair of the classes (numbers of distinct h-grams,
+/// [`gram_classes`]) of the h-grams at `i` and `i + n - h`, which together cover the n-gram.
+fn sparse_gram_keys(ids: &[u32], max_id: u32, n: usize, positions: &mut Vec<u32>) -> Vec<u128> {
+    let mut keys = Vec::new();
+    positions.clear();
+    if ids.len() < n {
+        return keys;
+    }
+    if let Some(bits) = packed_bits(n, max_id) {
+        let key_mask = u128::MAX >> (128 - n * bits);
+        let (mut key, mut run) = (0u128, 0usize);
+        for (i, &id) in ids.iter().enumerate() {
+            key = ((key << bits) | u128::from(id)) & key_mask;
+            run = if id == 0 { 0 } else { run + 1 };
+            if run >= n {
+                keys.push(key);
+                positions.push((i + 1 - n) as u32);
+            }
+        }
+        return keys;
+    }
+    let h = n.div_ceil(2);
+    let classes = gram_classes(ids, max_id, h);
+    for i in 0..=ids.len() - n {
+        let (a, b) = (classes[i], classes[i + n - h]);
+        if a != 0 && b != 0 {
+            keys.push(u128::from(a) << 32 | u128::from(b));
+            positions.push(i as u32);
+        }
+    }
+    keys
+}
+
+/// For each position of `ids`, the class of the h-gram starting there (1 for the first distinct
+/// h-gram, 2 for the next, ...), or 0 when it holds a 0 or runs past the end.
+fn gram_classes(ids: &[u32], max_id: u32, h: usize) -> Vec<u32> {
+    let mut positions = Vec::new();
+    let keys = sparse_gram_keys(ids, max_id, h, &mut positions);
+    let mut classes = vec![0u32; ids.len()];
+    let mut table = Table::default();
+    let mut mask = table.start(keys.len() / 4);
+    for (&key, &at) in keys.iter().zip(&positions) {
+        classes[at as usize] = match table.find_or_insert_growing(&mut mask, key) {
+            Some(index) => index + 1,
+            None => table.distinct.len() as u32,
+        };
+    }
+    classes
 }
 
 /// The bits per id when `n` ids up to `max_id` pack into 128 bits.
@@ -165,7 +211,7 @@ fn packed_bits(n: usize, max_id: u32) -> Option<usize> {
 
 /// foldhash's folded multiply of the key's halves: one 64x64->128 multiplication.
 #[inline]
-fn key_hash(key: u128) -> u64 {
+pub(super) fn key_hash(key: u128) -> u64 {
     let (lo, hi) = (key as u64, (key >> 64) as u64);
     let m = u128::from(lo ^ 0x243f_6a88_85a3_08d3) * u128::from(hi ^ 0x1319_8a2e_0370_7344);
     (m as u64) ^ ((m >> 64) as u64)
@@ -395,7 +441,7 @@ fn packed(mut ids: impl Iterator<Item = u32>, n: usize, bits: usize) -> impl Ite
 
 impl Table {
     /// Drops buffers a long text grew past [`MAX_KEPT`] entries.
-    fn release_large(&mut self) {
+    pub(super) fn release_large(&mut self) {
         if self.slots.capacity() > MAX_KEPT {
             self.slots = Vec::new();
         }
@@ -406,7 +452,7 @@ impl Table {
 
     /// Empties the table with room for `keys` distinct keys at most half full; returns the
     /// slot mask.
-    fn start(&mut self, keys: usize) -> usize {
+    pub(super) fn start(&mut self, keys: usize) -> usize {
         let cap = (keys * 2).next_power_of_two().max(16);
         self.slots.clear();
         self.slots.resize(cap, Slot::default());
@@ -417,7 +463,7 @@ impl Table {
     /// The index of `key` if the table has it, else `None` after inserting it as the next
     /// distinct key.
     #[inline(always)]
-    fn find_or_insert(&mut self, mask: usize, key: u128) -> Option<u32> {
+    pub(super) fn find_or_insert(&mut self, mask: usize, key: u128) -> Option<u32> {
         let hash = key_hash(key);
         let tag = (hash >> 32) as u32;
         let mut i = hash as usize & mask;
@@ -438,6 +484,37 @@ impl Table {
         }
     }
 
+    /// [`Table::find_or_insert`] into a table that doubles (returning its new mask) once it is
+    /// half full, for callers that cannot size it up front.
+    #[inline(always)]
+    pub(super) fn find_or_insert_growing(&mut self, mask: &mut usize, key: u128) -> Option<u32> {
+        let found = self.find_or_insert(*mask, key);
+        if found.is_none() && self.distinct.len() * 2 > *mask + 1 {
+            *mask = self.rehash((*mask + 1) * 2);
+        }
+        found
+    }
+
+    /// Re-slots the distinct keys into `cap` (a power of two) slots; returns the slot mask.
+    #[cold]
+    fn rehash(&mut self, cap: usize) -> usize {
+        self.slots.clear();
+        self.slots.resize(cap, Slot::default());
+        let mask = cap - 1;
+        for (index, &key) in self.distinct.iter().enumerate() {
+            let hash = key_hash(key);
+            let mut i = hash as usize & mask;
+            while self.slots[i].index != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = Slot {
+                tag: (hash >> 32) as u32,
+                index: index as u32 + 1,
+            };
+        }
+        mask
+    }
+
     /// Appends the count of each distinct key of `keys` to `counts`. The slot of the key
     /// [`PREFETCH`] places ahead is prefetched, so that several cache misses are in flight.
     fn count(&mut self, keys: &[u128], counts: &mut Vec<u32>) {
@@ -453,85 +530,6 @@ impl Table {
             }
         }
     }
-}
-
-/// Words longer than this are interned by their text.
-const MAX_PACKED_WORD: usize = 15;
-
-/// A word of 1 to [`MAX_PACKED_WORD`] bytes as a u128, losslessly: its bytes (in two possibly
-/// overlapping loads, which the length makes unambiguous) and its length in the top byte.
-#[inline]
-fn packed_word(w: &[u8]) -> u128 {
-    let len = w.len();
-    debug_assert!((1..=MAX_PACKED_WORD).contains(&len));
-    let u32_at = |i: usize| u32::from_le_bytes(w[i..i + 4].try_into().expect("4 bytes"));
-    let u64_at = |i: usize| u64::from_le_bytes(w[i..i + 8].try_into().expect("8 bytes"));
-    let (lo, rest) = match len {
-        1..=3 => (
-            u64::from(w[0]) | u64::from(w[len / 2]) << 8 | u64::from(w[len - 1]) << 16,
-            0,
-        ),
-        4..=7 => (u64::from(u32_at(0)) | u64::from(u32_at(len - 4)) << 32, 0),
-        8 => (u64_at(0), 0),
-        // Bytes 8..len: the top len - 8 bytes of the 8 that end the word.
-        _ => (u64_at(0), u64_at(len - 8) >> (8 * (16 - len))),
-    };
-    u128::from(lo) | u128::from(rest | (len as u64) << 56) << 64
-}
-
-#[derive(Default)]
-struct WordInterner {
-    table: Table,
-    /// The id of each distinct key of `table`, in its order.
-    key_ids: Vec<u32>,
-    ids: Vec<u32>,
-}
-
-thread_local! {
-    static INTERNER: RefCell<WordInterner> = RefCell::new(WordInterner::default());
-}
-
-/// Calls `f` with the id of every word (1 for the first distinct word, 2 for the next, ...) and
-/// the largest id. Words of up to 15 bytes are keys of the per-thread table (no hashing of
-/// strings, no string comparison); longer ones go through a map of their text.
-pub(crate) fn with_word_ids<R>(words: &[&str], f: impl FnOnce(&[u32], u32) -> R) -> R {
-    INTERNER.with(|c| {
-        let mut c = c.borrow_mut();
-        let c = &mut *c;
-        let mask = c.table.start(words.len());
-        let mut long: HashMap<&str, u32> = HashMap::default();
-        let mut next = 1u32;
-        c.ids.clear();
-        c.ids.reserve(words.len());
-        c.key_ids.clear();
-        for w in words {
-            let id = if (1..=MAX_PACKED_WORD).contains(&w.len()) {
-                match c.table.find_or_insert(mask, packed_word(w.as_bytes())) {
-                    Some(index) => Some(c.key_ids[index as usize]),
-                    None => {
-                        c.key_ids.push(next);
-                        None
-                    }
-                }
-            } else {
-                long.get(w).copied().or_else(|| {
-                    long.insert(w, next);
-                    None
-                })
-            };
-            c.ids.push(id.unwrap_or_else(|| {
-                next += 1;
-                next - 1
-            }));
-        }
-        let r = f(&c.ids, next - 1);
-        c.table.release_large();
-        if c.ids.capacity() > MAX_KEPT {
-            c.ids = Vec::new();
-            c.key_ids = Vec::new();
-        }
-        r
-    })
 }
 
 /// How many keys ahead [`Table::count`] prefetches.
@@ -678,6 +676,46 @@ mod tests {
         }
     }
 
+    /// N-grams of ids with zeros, counted exactly whether they pack or take one or several
+    /// levels of half classes (n = 30 over 20-bit ids: 15-grams, 8-grams, then packed 4-grams).
+    #[test]
+    fn sparse_id_counts_equal_window_counts() {
+        let mut x = 7u64;
+        let mut next = move |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for (max_id, n) in [
+            (50u32, 3usize),
+            (3000, 10),
+            (1 << 20, 10),
+            (1 << 20, 30),
+            (9, 1),
+        ] {
+            // Repeated phrases of a small vocabulary, ids up to max_id, and zeros.
+            let phrase: Vec<u32> = (0..40).map(|_| 1 + next(max_id as u64) as u32).collect();
+            let mut ids = Vec::new();
+            for _ in 0..200 {
+                match next(4) {
+                    0 => ids.extend_from_slice(&phrase[..20 + next(20) as usize]),
+                    1 => ids.push(0),
+                    _ => ids.extend((0..next(30)).map(|_| 1 + next(max_id as u64) as u32)),
+                }
+            }
+            ids.push(max_id);
+            let mut want: std::collections::HashMap<&[u32], u32> = Default::default();
+            for w in ids.windows(n).filter(|w| !w.contains(&0)) {
+                *want.entry(w).or_default() += 1;
+            }
+            let mut want: Vec<u32> = want.into_values().collect();
+            want.sort_unstable();
+            let got = with_sparse_id_gram_counts(&ids, max_id, n, all_counts);
+            assert_eq!(got, want, "max_id={max_id} n={n}");
+        }
+    }
+
     #[test]
     fn ascii_runs() {
         let text = "abcdefghijklmnopé0123456789abcdefghijklmnopqrstuvwxyz🙂";
@@ -689,40 +727,5 @@ mod tests {
                 .unwrap_or(b.len() - i);
             assert_eq!(ascii_run(&b[i..]), want, "{i}");
         }
-    }
-
-    /// Packed words are equal exactly when the words are, for every length and overlap.
-    #[test]
-    fn packed_words_are_lossless() {
-        let mut words: Vec<Vec<u8>> = Vec::new();
-        for len in 1..=MAX_PACKED_WORD {
-            for fill in [b'a', b'b'] {
-                words.push(vec![fill; len]);
-                for i in 0..len {
-                    let mut w = vec![fill; len];
-                    w[i] = b'z';
-                    words.push(w);
-                }
-            }
-        }
-        words.push("é".as_bytes().to_vec());
-        let keys: Vec<u128> = words.iter().map(|w| packed_word(w)).collect();
-        for (i, a) in words.iter().enumerate() {
-            for (j, b) in words.iter().enumerate() {
-                assert_eq!(a == b, keys[i] == keys[j], "{a:?} {b:?}");
-            }
-        }
-    }
-
-    /// Ids are in order of first appearance, short and long words alike.
-    #[test]
-    fn word_ids_in_order_of_appearance() {
-        let long = "a-very-long-word-indeed";
-        let words = ["the", "cat", long, "the", "sat", long, "cat", "x", "x"];
-        let (ids, max) = with_word_ids(&words, |ids, max| (ids.to_vec(), max));
-        assert_eq!(ids, [1, 2, 3, 1, 4, 3, 2, 5, 5]);
-        assert_eq!(max, 5);
-        let (ids, max) = with_word_ids(&["b", "a", "b"], |ids, max| (ids.to_vec(), max));
-        assert_eq!((ids, max), (vec![1, 2, 1], 2));
     }
 }

@@ -15,6 +15,7 @@ pub mod repetition;
 pub mod token_num;
 #[cfg(feature = "media")]
 pub mod video;
+mod word_ids;
 pub mod wordlist;
 pub mod words;
 

@@ -1,15 +1,13 @@
 //! Word-level filters: `word_repetition_filter`.
 
-use foldhash::{HashMap, HashMapExt};
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::json;
 
 use crate::filter::build_filter;
-use crate::filter::gram_count::{
-    GramCounts, with_id_gram_counts, with_id_segment_gram_counts, with_word_ids,
-};
+use crate::filter::gram_count::{GramCounts, with_id_gram_counts, with_sparse_id_gram_counts};
+use crate::filter::word_ids::{with_refined_word_ids, with_word_ids};
 use crate::models::WordSource;
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
@@ -66,7 +64,14 @@ pub(crate) fn refine<'a>(words: &mut dyn Iterator<Item = &'a str>) -> Vec<Cow<'a
 /// Data-Juicer keys the n-grams by `" ".join(words)`; a refined word never contains a space and is
 /// never empty, so that join is injective and comparing the word sequences is the same thing.
 pub fn word_rep_ratio(text: &str, n: usize) -> f64 {
-    with_refined_words(&WordSource::Whitespace, text, |w| word_rep_ratio_of(w, n))
+    assert!(n > 0, "rep_len must be positive");
+    with_refined_word_ids(text, |seq, max_id| {
+        if seq.len() < n {
+            0.0
+        } else {
+            id_rep_ratio(seq, max_id, n)
+        }
+    })
 }
 
 /// [`word_rep_ratio`] over already refined words.
@@ -96,7 +101,8 @@ fn id_rep_ratio(seq: &[u32], max_id: u32, n: usize) -> f64 {
     }
     // Too many distinct words to pack n of them. An n-gram holding a word that occurs once is
     // itself unique, so only the runs of repeated words matter: renumber those (usually far
-    // fewer, so their n-grams pack) and count the n-grams inside the runs.
+    // fewer, so their n-grams pack; else they are keyed by classes of their halves) and count
+    // the n-grams inside the runs.
     let mut occurrences = vec![0u32; max_id as usize + 1];
     for &id in seq {
         occurrences[id as usize] += 1;
@@ -110,19 +116,7 @@ fn id_rep_ratio(seq: &[u32], max_id: u32, n: usize) -> f64 {
         }
     }
     let runs: Vec<u32> = seq.iter().map(|&id| renumbered[id as usize]).collect();
-    let segments = || runs.split(|&id| id == 0);
-    with_id_segment_gram_counts(segments(), repeated_words, n, repeated_share).unwrap_or_else(
-        || {
-            let mut freq: HashMap<&[u32], u32> = HashMap::with_capacity(total);
-            for gram in segments().flat_map(|s| s.windows(n)) {
-                *freq.entry(gram).or_insert(0) += 1;
-            }
-            repeated_share(GramCounts {
-                counts: &mut freq.into_values().collect::<Vec<_>>(),
-                unique: 0,
-            })
-        },
-    )
+    with_sparse_id_gram_counts(&runs, repeated_words, n, repeated_share)
 }
 
 #[derive(Debug)]
@@ -136,9 +130,12 @@ impl TextStat for WordRepRatio {
         StatType::Float64
     }
     fn compute(&self, text: &str) -> StatValue {
-        StatValue::Float(with_refined_words(&self.words, text, |w| {
-            word_rep_ratio_of(w, self.n)
-        }))
+        StatValue::Float(match self.words {
+            WordSource::Whitespace => word_rep_ratio(text, self.n),
+            WordSource::Pieces(_) => {
+                with_refined_words(&self.words, text, |w| word_rep_ratio_of(w, self.n))
+            }
+        })
     }
 }
 

@@ -1,0 +1,241 @@
+//! Word ids for `word_repetition_filter`: every word numbered in order of first appearance, so
+//! that word n-grams are counted as packed ids. Words of up to 15 bytes are u128 keys of a
+//! per-thread table (no string hashing or comparison); the refined words of a text are numbered
+//! in one pass over its lower-cased copy, without collecting them first.
+
+use std::cell::RefCell;
+
+use foldhash::HashMap;
+
+use crate::filter::gram_count::{MAX_KEPT, Table};
+use crate::text::{py_lower, special_characters, words_from_document};
+
+/// Words longer than this are interned by their text.
+const MAX_PACKED_WORD: usize = 15;
+
+/// A word of 1 to [`MAX_PACKED_WORD`] bytes as a u128, losslessly: its bytes little-endian in the
+/// low 15 bytes (zero beyond the word) and its length in the top byte.
+#[inline]
+fn packed_word(w: &[u8]) -> u128 {
+    debug_assert!((1..=MAX_PACKED_WORD).contains(&w.len()));
+    let mut buf = [0u8; 16];
+    buf[..w.len()].copy_from_slice(w);
+    buf[15] = w.len() as u8;
+    u128::from_le_bytes(buf)
+}
+
+/// [`packed_word`] of `bytes[start..start + len]`, as one 16-byte load and a mask where the
+/// bytes allow it.
+#[inline(always)]
+fn packed_word_at(bytes: &[u8], start: usize, len: usize) -> u128 {
+    debug_assert!((1..=MAX_PACKED_WORD).contains(&len) && start + len <= bytes.len());
+    let Some(chunk) = bytes.get(start..start + 16) else {
+        return packed_word(&bytes[start..start + len]);
+    };
+    let loaded = u128::from_le_bytes(chunk.try_into().expect("16 bytes"));
+    (loaded & (u128::MAX >> (8 * (16 - len)))) | (len as u128) << 120
+}
+
+#[derive(Default)]
+struct WordInterner {
+    table: Table,
+    /// The id of each distinct key of `table`, in its order.
+    key_ids: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+thread_local! {
+    static INTERNER: RefCell<WordInterner> = RefCell::new(WordInterner::default());
+}
+
+/// Numbers the words of one text; `long` maps the words longer than [`MAX_PACKED_WORD`].
+struct Numbering<'w, 'a> {
+    interner: &'w mut WordInterner,
+    long: HashMap<&'a str, u32>,
+    mask: usize,
+    next: u32,
+}
+
+impl<'w, 'a> Numbering<'w, 'a> {
+    fn new(interner: &'w mut WordInterner, expected_distinct: usize) -> Self {
+        let mask = interner.table.start(expected_distinct);
+        interner.ids.clear();
+        interner.key_ids.clear();
+        Numbering {
+            interner,
+            long: HashMap::default(),
+            mask,
+            next: 1,
+        }
+    }
+
+    #[inline(always)]
+    fn push_packed(&mut self, key: u128) {
+        let c = &mut *self.interner;
+        let id = match c.table.find_or_insert_growing(&mut self.mask, key) {
+            Some(index) => c.key_ids[index as usize],
+            None => {
+                c.key_ids.push(self.next);
+                self.next += 1;
+                self.next - 1
+            }
+        };
+        c.ids.push(id);
+    }
+
+    fn push_long(&mut self, word: &'a str) {
+        let next = &mut self.next;
+        let id = *self.long.entry(word).or_insert_with(|| {
+            *next += 1;
+            *next - 1
+        });
+        self.interner.ids.push(id);
+    }
+
+    fn push(&mut self, word: &'a str) {
+        if word.len() <= MAX_PACKED_WORD {
+            self.push_packed(packed_word(word.as_bytes()));
+        } else {
+            self.push_long(word);
+        }
+    }
+
+    /// Calls `f` with the ids and the largest id, and drops buffers a long text grew.
+    fn finish<R>(self, f: impl FnOnce(&[u32], u32) -> R) -> R {
+        let c = self.interner;
+        let r = f(&c.ids, self.next - 1);
+        c.table.release_large();
+        if c.ids.capacity() > MAX_KEPT {
+            c.ids = Vec::new();
+            c.key_ids = Vec::new();
+        }
+        r
+    }
+}
+
+/// Calls `f` with the id of every word (1 for the first distinct word, 2 for the next, ...) and
+/// the largest id.
+pub(crate) fn with_word_ids<R>(words: &[&str], f: impl FnOnce(&[u32], u32) -> R) -> R {
+    INTERNER.with(|c| {
+        let mut c = c.borrow_mut();
+        let mut numbering = Numbering::new(&mut c, words.len());
+        for w in words {
+            numbering.push(w);
+        }
+        numbering.finish(f)
+    })
+}
+
+/// [`with_word_ids`] over the refined words of `text`: split on ASCII space, `\n` and `\t`,
+/// lower-cased (Python `str.lower()`), `SPECIAL_CHARACTERS` stripped from both ends, empty words
+/// dropped. The whole text is lower-cased once (the same words, see
+/// `words::with_refined_words`); a word whose two ends are neither special ASCII characters nor
+/// non-ASCII ones is used as it is, without a strip call.
+pub(crate) fn with_refined_word_ids<R>(text: &str, f: impl FnOnce(&[u32], u32) -> R) -> R {
+    let set = special_characters();
+    let lower = py_lower(text);
+    let lower: &str = &lower;
+    let bytes = lower.as_bytes();
+    INTERNER.with(|c| {
+        let mut c = c.borrow_mut();
+        // The table doubles as distinct words come: start it small, for a text's vocabulary.
+        let mut numbering = Numbering::new(&mut c, (bytes.len() / 16).min(1 << 16));
+        for word in words_from_document(lower) {
+            let w = word.as_bytes();
+            let word = if set.may_trim_at(w[0]) || set.may_trim_at(w[w.len() - 1]) {
+                set.trim(word)
+            } else {
+                word
+            };
+            if word.is_empty() {
+                continue;
+            }
+            if word.len() <= MAX_PACKED_WORD {
+                let start = word.as_ptr() as usize - lower.as_ptr() as usize;
+                numbering.push_packed(packed_word_at(bytes, start, word.len()));
+            } else {
+                numbering.push_long(word);
+            }
+        }
+        numbering.finish(f)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::words::refined_words;
+
+    /// Packed words are equal exactly when the words are, for every length and overlap, and a
+    /// word packs the same from a slice and from a load in a longer text.
+    #[test]
+    fn packed_words_are_lossless() {
+        let mut words: Vec<Vec<u8>> = Vec::new();
+        for len in 1..=MAX_PACKED_WORD {
+            for fill in [b'a', b'b'] {
+                words.push(vec![fill; len]);
+                for i in 0..len {
+                    let mut w = vec![fill; len];
+                    w[i] = b'z';
+                    words.push(w);
+                }
+            }
+        }
+        words.push("é".as_bytes().to_vec());
+        words.push(vec![0]);
+        words.push(vec![0, 0]);
+        let keys: Vec<u128> = words.iter().map(|w| packed_word(w)).collect();
+        for (i, a) in words.iter().enumerate() {
+            for (j, b) in words.iter().enumerate() {
+                assert_eq!(a == b, keys[i] == keys[j], "{a:?} {b:?}");
+            }
+            for pad in [0, 1, 15, 16, 40] {
+                let mut text = b"xyz".to_vec();
+                text.extend_from_slice(a);
+                text.extend(std::iter::repeat_n(b'q', pad));
+                assert_eq!(packed_word_at(&text, 3, a.len()), keys[i], "{a:?} {pad}");
+            }
+        }
+    }
+
+    /// Ids are in order of first appearance, short and long words alike.
+    #[test]
+    fn word_ids_in_order_of_appearance() {
+        let long = "a-very-long-word-indeed";
+        let words = ["the", "cat", long, "the", "sat", long, "cat", "x", "x"];
+        let (ids, max) = with_word_ids(&words, |ids, max| (ids.to_vec(), max));
+        assert_eq!(ids, [1, 2, 3, 1, 4, 3, 2, 5, 5]);
+        assert_eq!(max, 5);
+        let (ids, max) = with_word_ids(&["b", "a", "b"], |ids, max| (ids.to_vec(), max));
+        assert_eq!((ids, max), (vec![1, 2, 1], 2));
+    }
+
+    /// The one-pass numbering of a text's refined words gives the ids of the collected refined
+    /// words: special characters at either end, non-ASCII ends, words that strip to nothing, words
+    /// of every length around the packed limit, at the very end of the text, and enough distinct
+    /// words for the table to grow several times.
+    #[test]
+    fn refined_word_ids_equal_ids_of_refined_words() {
+        let vocabulary: String = (0..3000)
+            .map(|i| format!("w{} ", i * 7919 % 2999))
+            .collect();
+        let texts = [
+            "".to_string(),
+            "...  !!! --".to_string(),
+            "The, (QUICK) brown\tfox!\n... 42 ΣΑΣ the quick «brown» fox".to_string(),
+            "“quoted” words’ and ‘more’ — dashes —like— this".to_string(),
+            "abcdefghijklmno abcdefghijklmnop ABCDEFGHIJKLMNO. (abcdefghijklmnop) x".to_string(),
+            "İSTANBUL ǅ ß ﬃ Straße STRASSE straße".to_string(),
+            vocabulary.clone() + &vocabulary.to_uppercase() + "(end)",
+            "tail-at-end-15c".to_string(),
+            "a".to_string(),
+        ];
+        for text in &texts {
+            let refined = refined_words(text);
+            let refined: Vec<&str> = refined.iter().map(|w| w.as_ref()).collect();
+            let want = with_word_ids(&refined, |ids, max| (ids.to_vec(), max));
+            let got = with_refined_word_ids(text, |ids, max| (ids.to_vec(), max));
+            assert_eq!(got, want, "{text:?}");
+        }
+    }
+}
