@@ -166,10 +166,10 @@ impl JobMirror {
         &self.remote.url
     }
 
-    fn record(&self, rel: &str, e_tag: Option<String>, path: &Path) -> Result<()> {
-        let Some((len, modified_ns)) = local_stamp(path) else {
-            return Ok(());
-        };
+    /// Records `rel` as published or fetched with `e_tag`, its local file then stamped `stamp`
+    /// (length and modification time).
+    fn record(&self, rel: &str, e_tag: Option<String>, stamp: (u64, u128)) -> Result<()> {
+        let (len, modified_ns) = stamp;
         let mut manifest = self.manifest.lock().unwrap_or_else(|e| e.into_inner());
         manifest.insert(
             rel.to_string(),
@@ -217,7 +217,9 @@ impl JobMirror {
                 .join(rel)
                 .download(&dest)
                 .with_context(|| format!("cannot download {}/{rel}", self.remote.url))?;
-            self.record(rel, meta.e_tag.clone(), &dest)?;
+            if let Some(stamp) = local_stamp(&dest) {
+                self.record(rel, meta.e_tag.clone(), stamp)?;
+            }
             fetched += 1;
         }
         Ok(fetched)
@@ -249,7 +251,9 @@ impl JobMirror {
                 .download(path)
                 .with_context(|| format!("cannot download {}", object.url))?;
             // Known as published: a later sync does not upload it again.
-            self.record(&rel, meta.e_tag.clone(), path)?;
+            if let Some(stamp) = local_stamp(path) {
+                self.record(&rel, meta.e_tag.clone(), stamp)?;
+            }
             e_tag = meta.e_tag;
         }
         Ok(store::RemoteObject {
@@ -262,14 +266,46 @@ impl JobMirror {
     /// Publishes one file of the local job directory.
     pub(crate) fn push(&self, path: &Path) -> Result<()> {
         let rel = self.relative(path)?;
-        if private(&rel) || local_stamp(path).is_none() {
+        let object = self.remote.join(&rel);
+        self.push_with(path, |path| {
+            object
+                .upload(path)
+                .with_context(|| format!("cannot publish {}", object.url))
+        })
+    }
+
+    /// [`JobMirror::push`] through `upload`. The file's stamp is taken before the upload: a
+    /// write during it (an event appended while a checkpoint's sync uploads the event log) leaves
+    /// the file newer than its record, so the next sync uploads it again. Stamped after the
+    /// upload, the file looked published with content the bucket never got (a stopped run's last
+    /// event went missing that way).
+    fn push_with(
+        &self,
+        path: &Path,
+        upload: impl FnOnce(&Path) -> Result<Option<String>>,
+    ) -> Result<()> {
+        let rel = self.relative(path)?;
+        if private(&rel) {
             return Ok(());
         }
-        let object = self.remote.join(&rel);
-        let e_tag = object
-            .upload(path)
-            .with_context(|| format!("cannot publish {}", object.url))?;
-        self.record(&rel, e_tag, path)
+        let Some(stamp) = local_stamp(path) else {
+            return Ok(());
+        };
+        let e_tag = upload(path)?;
+        self.record(&rel, e_tag, stamp)
+    }
+
+    /// Whether `path` (`rel` in the job directory) is as this machine last published or
+    /// fetched it.
+    fn unchanged(&self, rel: &str, path: &Path) -> bool {
+        let Some((len, modified_ns)) = local_stamp(path) else {
+            return true;
+        };
+        self.manifest
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(rel)
+            .is_some_and(|c| c.len == len && c.modified_ns == modified_ns)
     }
 
     /// From now on checkpoint files are published by the sinks that write them.
@@ -319,16 +355,7 @@ impl JobMirror {
         files.sort_by_key(|p| (is_checkpoint(p), !is_seal(p), p.clone()));
         for path in files {
             let rel = self.relative(&path)?;
-            let Some((len, modified_ns)) = local_stamp(&path) else {
-                continue;
-            };
-            let unchanged = self
-                .manifest
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&rel)
-                .is_some_and(|c| c.len == len && c.modified_ns == modified_ns);
-            if !unchanged {
+            if !self.unchanged(&rel, &path) {
                 self.push(&path)?;
             }
         }
@@ -354,5 +381,59 @@ impl dj_plans::nodes::CheckpointListener for Publishing {
                 checkpoint.path.display()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use datafusion::object_store::memory::InMemory;
+    use datafusion::object_store::path::Path as ObjectPath;
+
+    use super::*;
+
+    fn mirror(local: &Path) -> JobMirror {
+        JobMirror {
+            local: local.to_path_buf(),
+            remote: Remote {
+                url: "s3://bucket/jobs/j".into(),
+                store: Arc::new(InMemory::new()),
+                key: ObjectPath::from("jobs/j"),
+            },
+            manifest: Mutex::default(),
+            sinks_publish: std::sync::atomic::AtomicBool::new(false),
+            syncing: Mutex::new(()),
+        }
+    }
+
+    /// An event appended while the event log is being uploaded (by another thread's sync) is
+    /// published by the next sync: the upload's record does not cover it.
+    #[test]
+    fn a_write_during_an_upload_is_published_by_the_next_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = mirror(dir.path());
+        let log = dir.path().join("events_1.jsonl");
+        std::fs::write(&log, "{\"event\":\"job_start\"}\n").unwrap();
+        let object = m.remote.join("events_1.jsonl");
+        m.push_with(&log, |path| {
+            let tag = object.upload(path)?;
+            // The stop event lands after the upload read the file. Its modification time
+            // must differ from the first write's even on a coarse clock: the length does.
+            let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+            f.write_all(b"{\"event\":\"job_failed\",\"status\":\"stopped\"}\n")
+                .unwrap();
+            Ok(tag)
+        })
+        .unwrap();
+        assert!(!m.unchanged("events_1.jsonl", &log));
+        m.sync().unwrap();
+        let published = dir.path().join("published.jsonl");
+        object.download(&published).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&published).unwrap(),
+            std::fs::read_to_string(&log).unwrap()
+        );
+        assert!(m.unchanged("events_1.jsonl", &log));
     }
 }
