@@ -25,6 +25,8 @@ pub struct DropBehindWriter {
     started: u64,
     /// Pages before this offset were dropped.
     dropped: u64,
+    /// While set, what is written stays in the page cache (see [`DropBehindWriter::keep`]).
+    keeping: bool,
 }
 
 impl DropBehindWriter {
@@ -36,7 +38,25 @@ impl DropBehindWriter {
             pos,
             started: pos,
             dropped: pos,
+            keeping: false,
         })
+    }
+
+    /// Whether what is written from now on stays in the page cache, neither written back early
+    /// nor dropped: for a temporary file read back soon and deleted, whose pages then never
+    /// reach the disk. Once turned off, dropping behind resumes from the current offset; the
+    /// pages kept before it stay.
+    pub fn keep(&mut self, keeping: bool) {
+        if self.keeping && !keeping {
+            self.started = self.pos;
+            self.dropped = self.pos;
+        }
+        self.keeping = keeping;
+    }
+
+    /// The offset of the next byte written.
+    pub fn position(&self) -> u64 {
+        self.pos
     }
 
     pub fn into_inner(self) -> File {
@@ -64,6 +84,11 @@ impl DropBehindWriter {
     /// Starts writeback of what was written since the last call; waits for the writeback
     /// started a window before and drops those pages.
     fn behind(&mut self) {
+        if self.keeping {
+            self.started = self.pos;
+            self.dropped = self.pos;
+            return;
+        }
         if self.pos - self.started < WINDOW {
             return;
         }
@@ -100,12 +125,19 @@ pub struct DropBehindReader {
 }
 
 impl DropBehindReader {
-    pub fn new(mut file: File) -> io::Result<DropBehindReader> {
+    pub fn new(file: File) -> io::Result<DropBehindReader> {
+        DropBehindReader::keeping(file, 0)
+    }
+
+    /// Reads `file`, leaving the pages before offset `kept` in the page cache: dropping pages
+    /// not yet written back would start their writeback, which a temporary file deleted after
+    /// reading never needs.
+    pub fn keeping(mut file: File, kept: u64) -> io::Result<DropBehindReader> {
         let pos = file.stream_position()?;
         Ok(DropBehindReader {
             file,
             pos,
-            dropped: pos,
+            dropped: pos.max(kept),
         })
     }
 }
@@ -114,7 +146,7 @@ impl Read for DropBehindReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.file.read(buf)?;
         self.pos += n as u64;
-        if self.pos - self.dropped >= WINDOW {
+        if self.pos >= self.dropped + WINDOW {
             drop_pages(&self.file, self.dropped, self.pos - self.dropped);
             self.dropped = self.pos;
         }

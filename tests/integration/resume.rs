@@ -778,13 +778,27 @@ fn max_concurrent_partitions_is_enforced() {
                 ("checkpoint.strategy", "disabled"),
             ],
         );
-        let report = crate::common::run_recipe(&recipe);
-        assert_eq!(report.concurrency_limit, want, "{setting} with np {np}");
-        // Reached, not only respected: after the dedup barrier all eight partitions wait for
-        // a permit at once.
+        // Respected by every run; reached by one of a few: after the dedup barrier all eight
+        // partitions ask for a permit at once, but on a loaded machine the first ones can finish
+        // their little work before the last ones are polled.
+        let mut peaks = Vec::new();
+        for _ in 0..5 {
+            let report = crate::common::run_recipe(&recipe);
+            assert_eq!(report.concurrency_limit, want, "{setting} with np {np}");
+            assert!(
+                report.peak_concurrency <= want,
+                "{setting} with np {np}: {} partitions ran at once",
+                report.peak_concurrency
+            );
+            peaks.push(report.peak_concurrency);
+            if report.peak_concurrency == want {
+                break;
+            }
+        }
         assert_eq!(
-            report.peak_concurrency, want,
-            "{setting} with np {np}: the most partitions that ran at once"
+            peaks.last(),
+            Some(&want),
+            "{setting} with np {np}: the most partitions that ran at once, run by run"
         );
     }
 }

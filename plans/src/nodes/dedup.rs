@@ -39,7 +39,7 @@ use super::external::MemoryBudget;
 use super::gather::{Gathered, GatheredKeys, KeyGatherer, write_rows};
 use super::keys::{KeySet, Keys, keep_first, keys_of};
 use super::sorted_keys::{KeyFile, decide_sorted};
-use super::spill::{Spill, Spilled, saving_error};
+use super::spill::{RowAllowance, Spill, Spilled, saving_error};
 use super::staged::{keys_parquet_name, read_keys_file, read_removed};
 use super::timed::TimedStream;
 
@@ -266,6 +266,12 @@ impl DedupBarrier {
     /// Bounds the memory the keys hold (once; later calls are ignored).
     pub fn set_budget(&self, budget: Arc<MemoryBudget>) {
         let _ = self.budget.set(budget);
+    }
+
+    /// What the spilled rows kept in the page cache may take of the memory budget, if there
+    /// is one.
+    pub(crate) fn row_allowance(&self) -> Option<Arc<RowAllowance>> {
+        self.budget.get().map(|b| b.rows())
     }
 
     /// The memory budget's size, if it has one.
@@ -709,14 +715,16 @@ pub async fn collect_keys(
     Ok(keys)
 }
 
-/// Drains `input` into a [`Spill`], collecting the keys.
+/// Drains `input` into a [`Spill`] kept in the page cache within `allowance`, collecting the
+/// keys.
 async fn spill(
     stream: SendableRecordBatchStream,
     mut keys: KeyGatherer,
+    allowance: Option<Arc<RowAllowance>>,
     compute: &Time,
 ) -> Result<(Option<Spilled>, GatheredKeys)> {
     let mut stream = TimedStream::new(stream, compute.clone());
-    let mut spill = Spill::default();
+    let mut spill = Spill::holding(allowance);
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         if batch.num_rows() == 0 {
@@ -778,7 +786,7 @@ impl ExecutionPlan for DedupExec {
         }
         let keys = self.gatherer()?;
         builder.spawn(async move {
-            let (spilled, keys) = spill(input, keys, &compute).await?;
+            let (spilled, keys) = spill(input, keys, barrier.row_allowance(), &compute).await?;
             let keep = barrier.arrive(logical, keys).await?;
             let Some(spilled) = spilled else {
                 return Ok(());

@@ -28,7 +28,7 @@ use tokio::sync::Notify;
 use super::concurrency::Concurrency;
 use super::external::MemoryBudget;
 use super::sorted_values::{ValueFile, decide_sorted, sortable};
-use super::spill::Spill;
+use super::spill::{RowAllowance, Spill};
 use super::timed::TimedStream;
 use super::values::DROPPED;
 pub use super::values::SelectRows;
@@ -168,6 +168,12 @@ impl SelectBarrier {
     /// Bounds the memory the values hold (once; later calls are ignored).
     pub fn set_budget(&self, budget: Arc<MemoryBudget>) {
         let _ = self.budget.set(budget);
+    }
+
+    /// What the spilled rows kept in the page cache may take of the memory budget, if there
+    /// is one.
+    pub(crate) fn row_allowance(&self) -> Option<Arc<RowAllowance>> {
+        self.budget.get().map(|b| b.rows())
     }
 
     /// Whether the values went to disk, past the memory budget.
@@ -618,7 +624,7 @@ impl ExecutionPlan for SelectExec {
         }
         builder.spawn(async move {
             let mut rows = SelectRows::default();
-            let mut spill = Spill::default();
+            let mut spill = Spill::holding(barrier.row_allowance());
             while let Some(batch) = input.next().await {
                 let batch = batch?;
                 if batch.num_rows() == 0 {

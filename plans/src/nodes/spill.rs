@@ -1,9 +1,13 @@
 //! The rows a global node (deduplicator, selector) holds back until its barrier decides: Arrow IPC
-//! in an anonymous temporary file, created at the first batch, written and read back dropping
-//! behind (see [`crate::drop_behind`]), and removed by the OS when its last handle closes.
+//! in an anonymous temporary file, created at the first batch, and removed by the OS when its
+//! last handle closes. Its first bytes stay in the page cache while the run's budget grants
+//! them ([`Spill::holding`]); the rest is written and read back dropping behind (see
+//! [`crate::drop_behind`]).
 
 use std::fmt;
-use std::io::{BufReader, BufWriter, Seek};
+use std::io::{BufReader, BufWriter, Seek, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::ipc::reader::StreamReader;
@@ -25,28 +29,114 @@ pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFus
     exec_datafusion_err!("cannot save {}: {e}", path.display())
 }
 
-/// Rows being spilled.
+/// The bytes of rows that may be held in memory (a share of the run's memory budget), and how
+/// many are.
+#[derive(Debug)]
+pub(crate) struct RowAllowance {
+    limit: usize,
+    held: AtomicUsize,
+}
+
+/// Bytes of held rows granted by [`RowAllowance::hold`], given back when dropped.
+#[derive(Debug)]
+pub(crate) struct HoldGrant {
+    allowance: Arc<RowAllowance>,
+    bytes: usize,
+}
+
+impl Drop for HoldGrant {
+    fn drop(&mut self) {
+        self.allowance.held.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+impl RowAllowance {
+    pub(crate) fn new(limit: usize) -> Arc<RowAllowance> {
+        Arc::new(RowAllowance {
+            limit,
+            held: AtomicUsize::new(0),
+        })
+    }
+
+    /// Grants `bytes` more to `grant` (created at the first grant) if the rows held then stay
+    /// within the limit; false, granting nothing, otherwise.
+    pub(crate) fn hold(self: &Arc<Self>, bytes: usize, grant: &mut Option<HoldGrant>) -> bool {
+        let granted = self
+            .held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                held.checked_add(bytes).filter(|&total| total <= self.limit)
+            })
+            .is_ok();
+        if granted {
+            grant
+                .get_or_insert_with(|| HoldGrant {
+                    allowance: self.clone(),
+                    bytes: 0,
+                })
+                .bytes += bytes;
+        }
+        granted
+    }
+}
+
+/// Rows being held back.
 #[derive(Default)]
 pub(crate) struct Spill {
+    /// What the file's first bytes are kept in the page cache under; `None` from the first
+    /// batch it did not grant (or when there is none).
+    allowance: Option<Arc<RowAllowance>>,
+    grant: Option<HoldGrant>,
+    /// The file's first bytes, kept in the page cache.
+    kept: u64,
     writer: Option<StreamWriter<BufWriter<DropBehindWriter>>>,
 }
 
-/// The spilled rows, to read back once.
-pub(crate) struct Spilled(std::fs::File);
+/// The rows held back, to read once.
+pub(crate) struct Spilled {
+    file: std::fs::File,
+    kept: u64,
+    grant: Option<HoldGrant>,
+}
 
 impl Spill {
+    /// A spill whose first bytes stay in the page cache while `allowance` grants them: written
+    /// without early writeback and read back without dropping, so that a file deleted before
+    /// the kernel writes it back never reaches the disk. Dropping behind paced each partition
+    /// to the disk's write speed (MinHash on 195 MB of long documents: 1.28-1.43 s, kept
+    /// 1.10-1.35 s), while the pages of a file read back soon only need to be cache.
+    pub(crate) fn holding(allowance: Option<Arc<RowAllowance>>) -> Spill {
+        Spill {
+            allowance,
+            ..Spill::default()
+        }
+    }
+
     pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if self.writer.is_none() {
-            let file = tempfile::tempfile()
+            let mut file = tempfile::tempfile()
                 .and_then(DropBehindWriter::new)
                 .map_err(|e| spill_error(&e))?;
+            file.keep(self.allowance.is_some());
             self.writer = Some(StreamWriter::try_new(
                 BufWriter::new(file),
                 &batch.schema(),
             )?);
         }
         let writer = self.writer.as_mut().expect("created above");
-        writer.write(batch).map_err(|e| spill_error(&e))
+        writer.write(batch).map_err(|e| spill_error(&e))?;
+        if let Some(allowance) = &self.allowance {
+            let buffered = writer.get_ref();
+            let written = buffered.get_ref().position() + buffered.buffer().len() as u64;
+            if allowance.hold((written - self.kept) as usize, &mut self.grant) {
+                self.kept = written;
+            } else {
+                // Over the allowance: from here on, drop behind.
+                self.allowance = None;
+                writer.get_mut().flush().map_err(|e| spill_error(&e))?;
+                writer.get_mut().get_mut().keep(false);
+            }
+        }
+        Ok(())
     }
 
     /// The rows written, or `None` when there were none.
@@ -61,15 +151,37 @@ impl Spill {
             .map_err(|e| spill_error(&e.into_error()))?
             .into_inner();
         file.rewind().map_err(|e| spill_error(&e))?;
-        Ok(Some(Spilled(file)))
+        Ok(Some(Spilled {
+            file,
+            kept: self.kept,
+            grant: self.grant,
+        }))
     }
 }
 
 impl Spilled {
     /// The rows in the order they were written (blocking reads: call off the async runtime).
-    pub(crate) fn read(self) -> Result<StreamReader<BufReader<DropBehindReader>>> {
-        let file = DropBehindReader::new(self.0).map_err(|e| spill_error(&e))?;
-        Ok(StreamReader::try_new(BufReader::new(file), None)?)
+    /// The allowance gets the kept bytes back when the reader is dropped (the file with it).
+    pub(crate) fn read(self) -> Result<SpilledRows> {
+        let file = DropBehindReader::keeping(self.file, self.kept).map_err(|e| spill_error(&e))?;
+        Ok(SpilledRows {
+            reader: StreamReader::try_new(BufReader::new(file), None)?,
+            _grant: self.grant,
+        })
+    }
+}
+
+/// The iterator of [`Spilled::read`].
+pub(crate) struct SpilledRows {
+    reader: StreamReader<BufReader<DropBehindReader>>,
+    _grant: Option<HoldGrant>,
+}
+
+impl Iterator for SpilledRows {
+    type Item = <StreamReader<BufReader<DropBehindReader>> as Iterator>::Item;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.reader.next()
     }
 }
 
@@ -114,5 +226,46 @@ mod tests {
             .collect::<std::result::Result<_, _>>()
             .unwrap();
         assert_eq!(back, batches);
+    }
+
+    /// The file's first bytes within the allowance stay in the page cache, the rest drops
+    /// behind; the rows read back in order either way, and the allowance gets its bytes back
+    /// once they are read.
+    #[test]
+    fn keeps_the_first_bytes_within_the_allowance() {
+        let schema = Arc::new(Schema::new(vec![Field::new("text", DataType::Utf8, true)]));
+        let batches: Vec<RecordBatch> = (0..6)
+            .map(|i| {
+                let text: Vec<String> = (0..100).map(|j| format!("{i}-{j}").repeat(10)).collect();
+                RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(text))])
+                    .unwrap()
+            })
+            .collect();
+        let mut whole = Spill::default();
+        for b in &batches {
+            whole.write(b).unwrap();
+        }
+        let size = whole
+            .writer
+            .as_ref()
+            .unwrap()
+            .get_ref()
+            .get_ref()
+            .position() as usize;
+        for (limit, all_kept) in [(size * 2, true), (size / 2, false), (0, false)] {
+            let allowance = RowAllowance::new(limit);
+            let mut spill = Spill::holding(Some(allowance.clone()));
+            for b in &batches {
+                spill.write(b).unwrap();
+            }
+            assert_eq!(spill.allowance.is_some(), all_kept, "{limit}");
+            assert!(spill.kept as usize <= limit, "{limit}");
+            assert_eq!(spill.kept > 0, limit > 0, "{limit}");
+            assert_eq!(allowance.held.load(Ordering::Relaxed), spill.kept as usize);
+            let rows = spill.finish().unwrap().unwrap().read().unwrap();
+            let back: Vec<RecordBatch> = rows.collect::<std::result::Result<_, _>>().unwrap();
+            assert_eq!(back, batches, "{limit}");
+            assert_eq!(allowance.held.load(Ordering::Relaxed), 0, "{limit}");
+        }
     }
 }
