@@ -213,12 +213,21 @@ mod tests {
     /// The one-pass numbering of a text's refined words gives the ids of the collected refined
     /// words: special characters at either end, non-ASCII ends, words that strip to nothing, words
     /// of every length around the packed limit, at the very end of the text, and enough distinct
-    /// words for the table to grow several times.
+    /// words for the table to double twice.
     #[test]
     fn refined_word_ids_equal_ids_of_refined_words() {
+        // Digits are special characters: "w17" refines to "w", so numbered words collapse.
         let vocabulary: String = (0..3000)
             .map(|i| format!("w{} ", i * 7919 % 2999))
             .collect();
+        // 5,000 distinct words in 25 KB: the table starts at 4,096 slots and doubles twice.
+        let letters = |i: usize| -> String {
+            [i / 676, i / 26 % 26, i % 26]
+                .map(|d| char::from(b'a' + d as u8))
+                .iter()
+                .collect()
+        };
+        let distinct: String = (0..5000).map(|i| format!("k{} ", letters(i))).collect();
         let texts = [
             "".to_string(),
             "...  !!! --".to_string(),
@@ -227,6 +236,7 @@ mod tests {
             "abcdefghijklmno abcdefghijklmnop ABCDEFGHIJKLMNO. (abcdefghijklmnop) x".to_string(),
             "İSTANBUL ǅ ß ﬃ Straße STRASSE straße".to_string(),
             vocabulary.clone() + &vocabulary.to_uppercase() + "(end)",
+            distinct.clone() + &distinct.to_uppercase(),
             "tail-at-end-15c".to_string(),
             "a".to_string(),
         ];
