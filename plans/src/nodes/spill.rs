@@ -29,15 +29,15 @@ pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFus
     exec_datafusion_err!("cannot save {}: {e}", path.display())
 }
 
-/// The bytes of rows that may be held in memory (a share of the run's memory budget), and how
-/// many are.
+/// How many bytes of spill files may stay in the page cache (a share of the run's memory
+/// budget), and how many do.
 #[derive(Debug)]
 pub(crate) struct RowAllowance {
     limit: usize,
     held: AtomicUsize,
 }
 
-/// Bytes of held rows granted by [`RowAllowance::hold`], given back when dropped.
+/// Bytes granted by [`RowAllowance::hold`], given back when dropped.
 #[derive(Debug)]
 pub(crate) struct HoldGrant {
     allowance: Arc<RowAllowance>,
@@ -58,8 +58,8 @@ impl RowAllowance {
         })
     }
 
-    /// Grants `bytes` more to `grant` (created at the first grant) if the rows held then stay
-    /// within the limit; false, granting nothing, otherwise.
+    /// Grants `bytes` more to `grant` (created at the first grant) if all that is granted then
+    /// stays within the limit; false, granting nothing, otherwise.
     pub(crate) fn hold(self: &Arc<Self>, bytes: usize, grant: &mut Option<HoldGrant>) -> bool {
         let granted = self
             .held
@@ -103,7 +103,7 @@ impl Spill {
     /// without early writeback and read back without dropping, so that a file deleted before
     /// the kernel writes it back never reaches the disk. Dropping behind paced each partition
     /// to the disk's write speed (MinHash on 195 MB of long documents: 1.28-1.43 s, kept
-    /// 1.10-1.35 s), while the pages of a file read back soon only need to be cache.
+    /// 1.10-1.35 s), while a file read back soon needs only the page cache.
     pub(crate) fn holding(allowance: Option<Arc<RowAllowance>>) -> Spill {
         Spill {
             allowance,
