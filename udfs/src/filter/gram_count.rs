@@ -158,7 +158,8 @@ pub(crate) fn with_sparse_id_gram_counts<R>(
 fn sparse_gram_keys(ids: &[u32], max_id: u32, n: usize, positions: &mut Vec<u32>) -> Vec<u128> {
     let mut keys = Vec::new();
     positions.clear();
-    if ids.len() < n {
+    if ids.len() < n || max_id == 0 {
+        // No n-gram, or every id is 0.
         return keys;
     }
     if let Some(bits) = packed_bits(n, max_id) {
@@ -714,6 +715,9 @@ mod tests {
             let got = with_sparse_id_gram_counts(&ids, max_id, n, all_counts);
             assert_eq!(got, want, "max_id={max_id} n={n}");
         }
+        // Every word occurs once: no id but 0.
+        let none = with_sparse_id_gram_counts(&[0; 50], 0, 10, all_counts);
+        assert_eq!(none, Vec::<u32>::new());
     }
 
     #[test]

@@ -388,7 +388,14 @@ mod tests {
             })
             .collect();
         let wide: String = (0..20000).map(|i| format!("w{} ", i % 9000)).collect();
-        for text in [&few, &many, &runs, &wide] {
+        // More distinct words than pack, none repeated (digits refine away: letters only).
+        let distinct: String = (0..5000)
+            .map(|i: u32| {
+                let letter = |d: u32| char::from(b'a' + (d % 26) as u8);
+                format!("k{}{}{} ", letter(i / 676), letter(i / 26), letter(i))
+            })
+            .collect();
+        for text in [&few, &many, &runs, &wide, &distinct] {
             for n in [1, 2, 10, 30] {
                 assert_eq!(word_rep_ratio(text, n), direct(text, n), "n={n}");
             }
