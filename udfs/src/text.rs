@@ -71,7 +71,7 @@ impl CharSet {
     /// Whether [`CharSet::trim`] may strip the character that byte `b` starts or ends: an ASCII
     /// member, or any byte of a non-ASCII character (which takes the full lookup).
     #[inline]
-    pub(crate) fn may_trim_at(&self, b: u8) -> bool {
+    fn may_trim_at(&self, b: u8) -> bool {
         b >= 0x80 || self.ascii & (1 << b) != 0
     }
 
@@ -185,8 +185,19 @@ impl CharSet {
     }
 
     /// `s` without the set's characters at either end (`str.strip(chars)`); ASCII bytes are
-    /// tested against a bit mask without decoding.
+    /// tested against a bit mask without decoding. Most words start and end with a byte that
+    /// cannot be stripped: they return here, inlined, without the loops.
+    #[inline]
     pub fn trim<'a>(&self, s: &'a str) -> &'a str {
+        match s.as_bytes() {
+            [first, .., last] if !self.may_trim_at(*first) && !self.may_trim_at(*last) => s,
+            [only] if !self.may_trim_at(*only) => s,
+            [] => s,
+            _ => self.trim_ends(s),
+        }
+    }
+
+    fn trim_ends<'a>(&self, s: &'a str) -> &'a str {
         let b = s.as_bytes();
         let mut start = 0;
         while start < b.len() {

@@ -129,8 +129,7 @@ pub(crate) fn with_word_ids<R>(words: &[&str], f: impl FnOnce(&[u32], u32) -> R)
 /// [`with_word_ids`] over the refined words of `text`: split on ASCII space, `\n` and `\t`,
 /// lower-cased (Python `str.lower()`), `SPECIAL_CHARACTERS` stripped from both ends, empty words
 /// dropped. The whole text is lower-cased once (the same words, see
-/// `words::with_refined_words`); a word whose two ends are neither special ASCII characters nor
-/// non-ASCII ones is used as it is, without a strip call.
+/// `words::with_refined_words`).
 pub(crate) fn with_refined_word_ids<R>(text: &str, f: impl FnOnce(&[u32], u32) -> R) -> R {
     let set = special_characters();
     let lower = py_lower(text);
@@ -141,12 +140,7 @@ pub(crate) fn with_refined_word_ids<R>(text: &str, f: impl FnOnce(&[u32], u32) -
         // The table doubles as distinct words come: start it small, for a text's vocabulary.
         let mut numbering = Numbering::new(&mut c, (bytes.len() / 16).min(1 << 16));
         for word in words_from_document(lower) {
-            let w = word.as_bytes();
-            let word = if set.may_trim_at(w[0]) || set.may_trim_at(w[w.len() - 1]) {
-                set.trim(word)
-            } else {
-                word
-            };
+            let word = set.trim(word);
             if word.is_empty() {
                 continue;
             }

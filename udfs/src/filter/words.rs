@@ -64,28 +64,21 @@ pub(crate) fn refine<'a>(words: &mut dyn Iterator<Item = &'a str>) -> Vec<Cow<'a
 /// Data-Juicer keys the n-grams by `" ".join(words)`; a refined word never contains a space and is
 /// never empty, so that join is injective and comparing the word sequences is the same thing.
 pub fn word_rep_ratio(text: &str, n: usize) -> f64 {
-    assert!(n > 0, "rep_len must be positive");
-    with_refined_word_ids(text, |seq, max_id| {
-        if seq.len() < n {
-            0.0
-        } else {
-            id_rep_ratio(seq, max_id, n)
-        }
-    })
+    with_refined_word_ids(text, |seq, max_id| id_rep_ratio(seq, max_id, n))
 }
 
 /// [`word_rep_ratio`] over already refined words.
 fn word_rep_ratio_of(words: &[&str], n: usize) -> f64 {
-    assert!(n > 0, "rep_len must be positive");
-    if words.len() < n {
-        return 0.0;
-    }
-    // Intern the words (ids from 1: packed n-grams are never 0), then count windows of ids.
     with_word_ids(words, |seq, max_id| id_rep_ratio(seq, max_id, n))
 }
 
-/// [`word_rep_ratio_of`] over word ids (each in `1..=max_id`; at least `n` of them).
+/// [`word_rep_ratio`] over word ids (each in `1..=max_id`, numbered from 1 so that packed
+/// n-grams are never 0).
 fn id_rep_ratio(seq: &[u32], max_id: u32, n: usize) -> f64 {
+    assert!(n > 0, "rep_len must be positive");
+    if seq.len() < n {
+        return 0.0;
+    }
     let total = seq.len() - n + 1;
     let repeated_share = |grams: GramCounts<'_>| {
         let repeated: u64 = grams
