@@ -163,14 +163,17 @@ fn sparse_gram_keys(ids: &[u32], max_id: u32, n: usize, positions: &mut Vec<u32>
         return keys;
     }
     if let Some(bits) = packed_bits(n, max_id) {
-        let key_mask = u128::MAX >> (128 - n * bits);
-        let (mut key, mut run) = (0u128, 0usize);
-        for (i, &id) in ids.iter().enumerate() {
-            key = ((key << bits) | u128::from(id)) & key_mask;
-            run = if id == 0 { 0 } else { run + 1 };
+        // The n-gram at `i` holds no 0 when the run of non-zero ids ending at `i + n - 1` is at
+        // least `n` long.
+        let runs = ids.iter().scan(0usize, |run, &id| {
+            *run = if id == 0 { 0 } else { *run + 1 };
+            Some(*run)
+        });
+        let grams = packed(ids.iter().copied(), n, bits).zip(runs.skip(n - 1));
+        for (i, (key, run)) in grams.enumerate() {
             if run >= n {
                 keys.push(key);
-                positions.push((i + 1 - n) as u32);
+                positions.push(i as u32);
             }
         }
         return keys;
