@@ -44,13 +44,9 @@ impl DropBehindWriter {
 
     /// Whether what is written from now on stays in the page cache, neither written back early
     /// nor dropped: for a temporary file read back soon and deleted, whose pages then never
-    /// reach the disk. Once turned off, dropping behind resumes from the current offset; the
-    /// pages kept before it stay.
+    /// reach the disk. Once turned off, dropping behind resumes from the current offset (each
+    /// write while keeping moves it there); the pages kept before it stay.
     pub fn keep(&mut self, keeping: bool) {
-        if self.keeping && !keeping {
-            self.started = self.pos;
-            self.dropped = self.pos;
-        }
         self.keeping = keeping;
     }
 

@@ -39,7 +39,7 @@ use super::external::MemoryBudget;
 use super::gather::{Gathered, GatheredKeys, KeyGatherer, write_rows};
 use super::keys::{KeySet, Keys, keep_first, keys_of};
 use super::sorted_keys::{KeyFile, decide_sorted};
-use super::spill::{RowAllowance, Spill, Spilled, saving_error};
+use super::spill::{Spill, SpillCache, Spilled, saving_error};
 use super::staged::{keys_parquet_name, read_keys_file, read_removed};
 use super::timed::TimedStream;
 
@@ -270,8 +270,8 @@ impl DedupBarrier {
 
     /// What the spilled rows kept in the page cache may take of the memory budget, if there
     /// is one.
-    pub(crate) fn row_allowance(&self) -> Option<Arc<RowAllowance>> {
-        self.budget.get().map(|b| b.rows())
+    pub(crate) fn spill_cache(&self) -> Option<Arc<SpillCache>> {
+        self.budget.get().map(|b| b.spill_cache())
     }
 
     /// The memory budget's size, if it has one.
@@ -720,11 +720,11 @@ pub async fn collect_keys(
 async fn spill(
     stream: SendableRecordBatchStream,
     mut keys: KeyGatherer,
-    allowance: Option<Arc<RowAllowance>>,
+    allowance: Option<Arc<SpillCache>>,
     compute: &Time,
 ) -> Result<(Option<Spilled>, GatheredKeys)> {
     let mut stream = TimedStream::new(stream, compute.clone());
-    let mut spill = Spill::holding(allowance);
+    let mut spill = Spill::caching(allowance);
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         if batch.num_rows() == 0 {
@@ -786,7 +786,7 @@ impl ExecutionPlan for DedupExec {
         }
         let keys = self.gatherer()?;
         builder.spawn(async move {
-            let (spilled, keys) = spill(input, keys, barrier.row_allowance(), &compute).await?;
+            let (spilled, keys) = spill(input, keys, barrier.spill_cache(), &compute).await?;
             let keep = barrier.arrive(logical, keys).await?;
             let Some(spilled) = spilled else {
                 return Ok(());

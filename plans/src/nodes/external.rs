@@ -21,20 +21,20 @@ use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::prelude::SessionConfig;
 use futures::StreamExt;
 
-use super::spill::{RowAllowance, Spill, Spilled};
+use super::spill::{Spill, SpillCache, Spilled};
 
 /// The memory a run's global operators may hold: one DataFusion memory pool (fair among the
 /// consumers that can spill) and its disk manager (spill files in the OS's temporary directory,
 /// `TMPDIR`).
 ///
 /// Besides the pool, the spill files of the rows that global nodes hold back until their
-/// barrier decides stay in the page cache up to half the budget ([`MemoryBudget::rows`]); past
+/// barrier decides stay in the page cache up to half the budget ([`MemoryBudget::spill_cache`]); past
 /// it they drop behind to the disk.
 #[derive(Debug)]
 pub struct MemoryBudget {
     runtime: Arc<RuntimeEnv>,
     bytes: usize,
-    rows: Arc<RowAllowance>,
+    spill_cache: Arc<SpillCache>,
 }
 
 impl MemoryBudget {
@@ -45,13 +45,13 @@ impl MemoryBudget {
         Ok(Arc::new(MemoryBudget {
             runtime,
             bytes,
-            rows: RowAllowance::new(bytes / 2),
+            spill_cache: SpillCache::new(bytes / 2),
         }))
     }
 
     /// What the spilled rows kept in the page cache may take of the budget (half of it).
-    pub(crate) fn rows(&self) -> Arc<RowAllowance> {
-        self.rows.clone()
+    pub(crate) fn spill_cache(&self) -> Arc<SpillCache> {
+        self.spill_cache.clone()
     }
 
     pub fn bytes(&self) -> usize {

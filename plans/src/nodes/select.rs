@@ -28,7 +28,7 @@ use tokio::sync::Notify;
 use super::concurrency::Concurrency;
 use super::external::MemoryBudget;
 use super::sorted_values::{ValueFile, decide_sorted, sortable};
-use super::spill::{RowAllowance, Spill};
+use super::spill::{Spill, SpillCache};
 use super::timed::TimedStream;
 use super::values::DROPPED;
 pub use super::values::SelectRows;
@@ -172,8 +172,8 @@ impl SelectBarrier {
 
     /// What the spilled rows kept in the page cache may take of the memory budget, if there
     /// is one.
-    pub(crate) fn row_allowance(&self) -> Option<Arc<RowAllowance>> {
-        self.budget.get().map(|b| b.rows())
+    pub(crate) fn spill_cache(&self) -> Option<Arc<SpillCache>> {
+        self.budget.get().map(|b| b.spill_cache())
     }
 
     /// Whether the values went to disk, past the memory budget.
@@ -624,7 +624,7 @@ impl ExecutionPlan for SelectExec {
         }
         builder.spawn(async move {
             let mut rows = SelectRows::default();
-            let mut spill = Spill::holding(barrier.row_allowance());
+            let mut spill = Spill::caching(barrier.spill_cache());
             while let Some(batch) = input.next().await {
                 let batch = batch?;
                 if batch.num_rows() == 0 {

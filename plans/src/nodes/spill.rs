@@ -1,11 +1,11 @@
 //! The rows a global node (deduplicator, selector) holds back until its barrier decides: Arrow IPC
 //! in an anonymous temporary file, created at the first batch, and removed by the OS when its
 //! last handle closes. Its first bytes stay in the page cache while the run's budget grants
-//! them ([`Spill::holding`]); the rest is written and read back dropping behind (see
+//! them ([`Spill::caching`]); the rest is written and read back dropping behind (see
 //! [`crate::drop_behind`]).
 
 use std::fmt;
-use std::io::{BufReader, BufWriter, Seek, Write};
+use std::io::{BufReader, BufWriter, Seek};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -32,27 +32,27 @@ pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFus
 /// How many bytes of spill files may stay in the page cache (a share of the run's memory
 /// budget), and how many do.
 #[derive(Debug)]
-pub(crate) struct RowAllowance {
+pub(crate) struct SpillCache {
     limit: usize,
     held: AtomicUsize,
 }
 
-/// Bytes granted by [`RowAllowance::hold`], given back when dropped.
+/// Bytes granted by [`SpillCache::grant`], given back when dropped.
 #[derive(Debug)]
-pub(crate) struct HoldGrant {
-    allowance: Arc<RowAllowance>,
+pub(crate) struct CacheGrant {
+    allowance: Arc<SpillCache>,
     bytes: usize,
 }
 
-impl Drop for HoldGrant {
+impl Drop for CacheGrant {
     fn drop(&mut self) {
         self.allowance.held.fetch_sub(self.bytes, Ordering::Relaxed);
     }
 }
 
-impl RowAllowance {
-    pub(crate) fn new(limit: usize) -> Arc<RowAllowance> {
-        Arc::new(RowAllowance {
+impl SpillCache {
+    pub(crate) fn new(limit: usize) -> Arc<SpillCache> {
+        Arc::new(SpillCache {
             limit,
             held: AtomicUsize::new(0),
         })
@@ -60,7 +60,7 @@ impl RowAllowance {
 
     /// Grants `bytes` more to `grant` (created at the first grant) if all that is granted then
     /// stays within the limit; false, granting nothing, otherwise.
-    pub(crate) fn hold(self: &Arc<Self>, bytes: usize, grant: &mut Option<HoldGrant>) -> bool {
+    pub(crate) fn grant(self: &Arc<Self>, bytes: usize, grant: &mut Option<CacheGrant>) -> bool {
         let granted = self
             .held
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
@@ -69,7 +69,7 @@ impl RowAllowance {
             .is_ok();
         if granted {
             grant
-                .get_or_insert_with(|| HoldGrant {
+                .get_or_insert_with(|| CacheGrant {
                     allowance: self.clone(),
                     bytes: 0,
                 })
@@ -84,8 +84,8 @@ impl RowAllowance {
 pub(crate) struct Spill {
     /// What the file's first bytes are kept in the page cache under; `None` from the first
     /// batch it did not grant (or when there is none).
-    allowance: Option<Arc<RowAllowance>>,
-    grant: Option<HoldGrant>,
+    allowance: Option<Arc<SpillCache>>,
+    grant: Option<CacheGrant>,
     /// The file's first bytes, kept in the page cache.
     kept: u64,
     writer: Option<StreamWriter<BufWriter<DropBehindWriter>>>,
@@ -95,7 +95,7 @@ pub(crate) struct Spill {
 pub(crate) struct Spilled {
     file: std::fs::File,
     kept: u64,
-    grant: Option<HoldGrant>,
+    grant: Option<CacheGrant>,
 }
 
 impl Spill {
@@ -104,7 +104,7 @@ impl Spill {
     /// the kernel writes it back never reaches the disk. Dropping behind paced each partition
     /// to the disk's write speed (MinHash on 195 MB of long documents: 1.28-1.43 s, kept
     /// 1.10-1.35 s), while a file read back soon needs only the page cache.
-    pub(crate) fn holding(allowance: Option<Arc<RowAllowance>>) -> Spill {
+    pub(crate) fn caching(allowance: Option<Arc<SpillCache>>) -> Spill {
         Spill {
             allowance,
             ..Spill::default()
@@ -127,12 +127,12 @@ impl Spill {
         if let Some(allowance) = &self.allowance {
             let buffered = writer.get_ref();
             let written = buffered.get_ref().position() + buffered.buffer().len() as u64;
-            if allowance.hold((written - self.kept) as usize, &mut self.grant) {
+            if allowance.grant((written - self.kept) as usize, &mut self.grant) {
                 self.kept = written;
             } else {
-                // Over the allowance: from here on, drop behind.
+                // Over the allowance: from here on (the bytes still buffered included), drop
+                // behind.
                 self.allowance = None;
-                writer.get_mut().flush().map_err(|e| spill_error(&e))?;
                 writer.get_mut().get_mut().keep(false);
             }
         }
@@ -174,7 +174,7 @@ impl Spilled {
 /// The iterator of [`Spilled::read`].
 pub(crate) struct SpilledRows {
     reader: StreamReader<BufReader<DropBehindReader>>,
-    _grant: Option<HoldGrant>,
+    _grant: Option<CacheGrant>,
 }
 
 impl Iterator for SpilledRows {
@@ -253,8 +253,8 @@ mod tests {
             .get_ref()
             .position() as usize;
         for (limit, all_kept) in [(size * 2, true), (size / 2, false), (0, false)] {
-            let allowance = RowAllowance::new(limit);
-            let mut spill = Spill::holding(Some(allowance.clone()));
+            let allowance = SpillCache::new(limit);
+            let mut spill = Spill::caching(Some(allowance.clone()));
             for b in &batches {
                 spill.write(b).unwrap();
             }
