@@ -228,7 +228,19 @@ impl SentencePiece {
         // Python decodes each piece from UTF-8 with replacement; the normalized text is valid
         // UTF-8 as a whole (checked once) and pieces end on character boundaries, so slices
         // of it are those strings, without a decode per piece.
-        let valid = std::str::from_utf8(text).ok();
+        let valid = simdutf8::basic::from_utf8(text).ok();
+        if let Some(valid) = valid
+            && !self.vocab.byte_fallback
+            && tiles(valid, segments)
+        {
+            self.emit_tiling(valid, segments, out);
+        } else {
+            self.emit_each(text, valid, segments, out);
+        }
+    }
+
+    /// [`Self::emit_pieces`] piece by piece, for any segments (`valid`: `text`, if UTF-8).
+    fn emit_each(&self, text: &[u8], valid: Option<&str>, segments: &[Segment], out: &mut Pieces) {
         let piece_text = |start: usize, end: usize| -> std::borrow::Cow<'_, str> {
             match valid {
                 Some(t) if t.is_char_boundary(start) && t.is_char_boundary(end) => {
@@ -271,6 +283,46 @@ impl SentencePiece {
             prev_unknown = unknown;
         }
     }
+
+    /// [`Self::emit_pieces`] for segments that tile `text` (see [`tiles`]) without byte
+    /// fallback: every piece is its slice of `text`, so the text is copied once and only the
+    /// piece ends and ids are worked out piece by piece.
+    fn emit_tiling(&self, text: &str, segments: &[Segment], out: &mut Pieces) {
+        let base = out.joined.len() as u32;
+        out.joined.push_str(text);
+        let mut prev_unknown = false;
+        for seg in segments {
+            let end = base + seg.end as u32;
+            let kind = self.vocab.kind(seg.id);
+            let unknown = kind == PieceType::Unknown;
+            if unknown && prev_unknown && !out.ends.is_empty() {
+                // Merged into the unknown piece before it, as `Pieces::extend_last` does.
+                *out.ends.last_mut().expect("not empty") = end;
+                *out.ids.last_mut().expect("one id per piece") = NO_PIECE_ID;
+            } else {
+                let id = match kind {
+                    PieceType::Normal | PieceType::UserDefined => seg.id,
+                    _ => NO_PIECE_ID,
+                };
+                out.ends.push(end);
+                out.ids.push(id);
+            }
+            prev_unknown = unknown;
+        }
+    }
+}
+
+/// Whether `segments` cover `text` from its start to its end, one after the other, each starting
+/// and ending on a character boundary: then the pieces, joined, are `text` itself.
+fn tiles(text: &str, segments: &[Segment]) -> bool {
+    let mut at = 0;
+    for seg in segments {
+        if seg.start != at || seg.end < seg.start || !text.is_char_boundary(seg.end) {
+            return false;
+        }
+        at = seg.end;
+    }
+    at == text.len()
 }
 
 /// The id of a piece that is not one vocabulary piece's text (an unknown run, a byte piece).
@@ -331,7 +383,47 @@ impl Pieces {
 
 #[cfg(test)]
 mod tests {
-    use super::SentencePiece;
+    use super::{Pieces, Scratch, SentencePiece, tiles};
+
+    /// Copying the text once gives the pieces and ids that copying piece by piece gives, with
+    /// unknown characters (merged runs) and control pieces among them.
+    #[test]
+    fn tiling_pieces_are_the_pieces_one_by_one() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let texts = [
+            "Hello, world! The quick brown fox.",
+            "user symbols: <sep> [MASK] @@ C++ hello world <ctrl>",
+            "unknown \u{1F600}\u{1F601} runs \u{10FFFF} and \u{2603}\u{2603}\u{2603} snow",
+            "混合 text with 中文字符 and ｆｕｌｌｗｉｄｔｈ",
+            "",
+            "   ",
+        ];
+        let mut tiled = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "model") {
+                continue;
+            }
+            let sp = SentencePiece::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+            for text in texts {
+                let mut scratch = Scratch::default();
+                let mut fast = Pieces::default();
+                sp.encode_with(text, &mut scratch, &mut fast);
+                let normalized = std::str::from_utf8(&scratch.normalized).unwrap();
+                let mut slow = Pieces::default();
+                sp.emit_each(
+                    normalized.as_bytes(),
+                    Some(normalized),
+                    &scratch.segments,
+                    &mut slow,
+                );
+                assert_eq!(fast, slow, "{}: {text:?}", path.display());
+                tiled +=
+                    usize::from(!sp.vocab.byte_fallback && tiles(normalized, &scratch.segments));
+            }
+        }
+        assert!(tiled > 10, "the tiling path ran {tiled} times");
+    }
 
     #[test]
     fn is_send_and_sync() {
