@@ -60,8 +60,10 @@ impl DropBehindWriter {
     }
 
     /// Appends the rest of `src` (another file, read from its current position) without copying
-    /// it through user space (`copy_file_range`), dropping behind on both files.
-    pub fn append_file(&mut self, src: &mut File) -> io::Result<u64> {
+    /// it through user space (`copy_file_range`), dropping behind on both files, except for the
+    /// pages of `src` before offset `src_kept`: those of a temporary file kept in the page cache
+    /// (see [`DropBehindWriter::keep`]), which dropping would write back.
+    pub fn append_file(&mut self, src: &mut File, src_kept: u64) -> io::Result<u64> {
         let mut src_pos = src.stream_position()?;
         let src_start = src_pos;
         loop {
@@ -72,7 +74,10 @@ impl DropBehindWriter {
             }
             src_pos += n;
             self.pos += n;
-            drop_pages(src, src_pos.saturating_sub(n), n);
+            let read_from = (src_pos - n).max(src_kept);
+            if src_pos > read_from {
+                drop_pages(src, read_from, src_pos - read_from);
+            }
             self.behind();
         }
     }
@@ -223,7 +228,7 @@ mod tests {
         std::fs::write(&src_path, &b).unwrap();
         let mut src = File::open(&src_path).unwrap();
         src.seek(io::SeekFrom::Start(7)).unwrap();
-        assert_eq!(w.append_file(&mut src).unwrap(), b.len() as u64 - 7);
+        assert_eq!(w.append_file(&mut src, 0).unwrap(), b.len() as u64 - 7);
         w.write_all(b"tail").unwrap();
         w.into_inner().sync_all().unwrap();
 

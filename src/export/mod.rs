@@ -26,6 +26,7 @@ use dj_udfs::columns::{HASH_COLUMNS, META_COLUMN, STATS_COLUMN};
 
 use dj_plans::atomic::AtomicFile;
 use dj_plans::drop_behind::DropBehindWriter;
+use dj_plans::nodes::CacheGrant;
 use dj_plans::pyjson::{self, JsonTypes, Step};
 use dj_plans::source::InputIndex;
 
@@ -36,6 +37,10 @@ pub(crate) struct Staged {
     pub(crate) stats_path: Option<PathBuf>,
     pub(crate) rows: u64,
     pub(crate) bytes: u64,
+    /// How many first bytes of the file at `path`, and of the one at `stats_path`, stay in the
+    /// page cache, under `_cached` (given back when this is dropped).
+    pub(crate) kept: [u64; 2],
+    pub(crate) _cached: Vec<CacheGrant>,
 }
 
 /// The fields the export writes as generic JSON: those of the input, and the stats and tags
@@ -345,8 +350,9 @@ impl OpenFile {
         })
     }
 
-    /// Appends the bytes of the file at `src` (JSON lines only).
-    fn append_file(&mut self, src: &Path) -> Result<(), ExportError> {
+    /// Appends the bytes of the file at `src` (JSON lines only), whose first `kept` bytes are
+    /// kept in the page cache.
+    fn append_file(&mut self, src: &Path, kept: u64) -> Result<(), ExportError> {
         let path = self.atomic.dest().to_path_buf();
         let Sink::Jsonl(w, _) = &mut self.sink else {
             unreachable!("fragments are JSON lines");
@@ -360,7 +366,7 @@ impl OpenFile {
             path: src.to_path_buf(),
             source,
         })?;
-        w.get_mut().append_file(&mut from).map_err(io)?;
+        w.get_mut().append_file(&mut from, kept).map_err(io)?;
         Ok(())
     }
 
@@ -547,12 +553,14 @@ impl Exporter {
     }
 
     /// Appends a partition's JSON lines written by a [`JsonFragmentEncoder`]: `result` (holding
-    /// `rows` rows) to the export, `stats` to the stats file. The bytes are copied by the kernel.
+    /// `rows` rows) to the export, `stats` to the stats file, the first `kept` bytes of each
+    /// being in the page cache. The bytes are copied by the kernel.
     pub(crate) fn append_fragments(
         &mut self,
         result: &Path,
         stats: Option<&Path>,
         rows: u64,
+        kept: [u64; 2],
     ) -> Result<(), ExportError> {
         debug_assert_eq!(
             self.shard_rows.len(),
@@ -562,9 +570,9 @@ impl Exporter {
         self.current
             .as_mut()
             .expect("open export")
-            .append_file(result)?;
+            .append_file(result, kept[0])?;
         if let (Some(file), Some(path)) = (&mut self.stats, stats) {
-            file.append_file(path)?;
+            file.append_file(path, kept[1])?;
         }
         self.in_shard += rows;
         self.rows_written += rows;

@@ -223,6 +223,8 @@ impl PlacedExport {
             stats_path: self.stats.clone(),
             rows: kept_rows,
             bytes: kept[0],
+            kept: [0, 0],
+            _cached: Vec::new(),
         })
     }
 

@@ -12,7 +12,7 @@ use datafusion::arrow::ipc::writer::StreamWriter;
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::ExecutionPlan;
 use dj_plans::drop_behind::{DropBehindReader, DropBehindWriter};
-use dj_plans::nodes::{MemoryBudget, OpCounters};
+use dj_plans::nodes::{CacheGrant, MemoryBudget, OpCounters, SpillCache};
 use futures::StreamExt;
 
 use super::placed::PlacedExport;
@@ -26,8 +26,9 @@ pub(crate) enum Staging {
     /// schemas differ, and a selector's result (exported in its rank order).
     Arrow,
     /// Its own JSON lines (and stats lines), encoded in parallel; the export joins them in
-    /// partition order.
-    Json(Arc<JsonFragmentEncoder>),
+    /// partition order. The fragments appended to the first one stay in the page cache while
+    /// the cache (of the run's memory budget) grants them.
+    Json(Arc<JsonFragmentEncoder>, Arc<SpillCache>),
     /// A recipe ending in exact dedup, run here: its lines are encoded before the barrier and
     /// the kept ones placed in the one shared export file after it.
     Placed(Arc<JsonFragmentEncoder>, Arc<PlacedExport>),
@@ -68,6 +69,7 @@ impl StagingArea {
         spec: &ExportSpec,
         plans: &[&Arc<dyn ExecutionPlan>],
         on_cluster: bool,
+        budget: &MemoryBudget,
     ) -> Result<()> {
         let schema = plans[0].schema();
         let encoder = if plans.iter().all(|p| p.schema() == schema) {
@@ -77,11 +79,11 @@ impl StagingArea {
         };
         self.staging = match encoder {
             None => Staging::Arrow,
-            Some(encoder) if on_cluster => Staging::Json(encoder),
+            Some(encoder) if on_cluster => Staging::Json(encoder, budget.spill_cache()),
             Some(encoder) => {
                 match PlacedExport::new(plans, self.dir.path(), encoder.has_stats())? {
                     Some(placed) => Staging::Placed(encoder, placed),
-                    None => Staging::Json(encoder),
+                    None => Staging::Json(encoder, budget.spill_cache()),
                 }
             }
         };
@@ -92,7 +94,7 @@ impl StagingArea {
     pub(crate) fn path_of(&self, p: usize) -> PathBuf {
         let ext = match self.staging {
             Staging::Arrow => "arrow",
-            Staging::Json(_) | Staging::Placed(..) => "jsonl",
+            Staging::Json(..) | Staging::Placed(..) => "jsonl",
         };
         self.dir.path().join(format!("part-{p:05}.{ext}"))
     }
@@ -118,7 +120,7 @@ impl StagingArea {
                     rows,
                 )?)
             }
-            Staging::Json(_) => {
+            Staging::Json(..) => {
                 // The first partition's lines become the export; the others are appended.
                 let first = staged[0];
                 let mut exporter = Exporter::from_fragments(
@@ -129,7 +131,7 @@ impl StagingArea {
                     first.rows,
                 )?;
                 for s in &staged[1..] {
-                    exporter.append_fragments(&s.path, s.stats_path.as_deref(), s.rows)?;
+                    exporter.append_fragments(&s.path, s.stats_path.as_deref(), s.rows, s.kept)?;
                 }
                 Ok(exporter)
             }
@@ -151,11 +153,11 @@ impl StagingArea {
 }
 
 impl Staging {
-    /// Runs `plan` and stages its rows at `path`. Placed staging books the deduplicator's rows
-    /// and compute time in `counters` itself.
+    /// Runs partition `p`'s `plan` and stages its rows at `path`. Placed staging books the
+    /// deduplicator's rows and compute time in `counters` itself.
     pub(crate) async fn stage(
         &self,
-        plan: &Arc<dyn ExecutionPlan>,
+        (p, plan): (usize, &Arc<dyn ExecutionPlan>),
         ctx: Arc<TaskContext>,
         path: PathBuf,
         counters: &OpCounters,
@@ -164,7 +166,11 @@ impl Staging {
             Staging::Placed(encoder, placed) => {
                 placed.stage(plan, ctx, &path, encoder, counters).await
             }
-            Staging::Json(encoder) => stage_json(plan, ctx, path, encoder).await,
+            Staging::Json(encoder, cache) => {
+                // The first partition's fragment becomes the export file: it goes to the disk.
+                let cache = (p > 0).then(|| cache.clone());
+                stage_json(plan, ctx, path, encoder, cache).await
+            }
             Staging::Arrow => stage_arrow(plan, ctx, path).await,
         }
     }
@@ -233,6 +239,8 @@ async fn stage_arrow(
         stats_path: None,
         rows,
         bytes,
+        kept: [0, 0],
+        _cached: Vec::new(),
     })
 }
 
@@ -241,6 +249,7 @@ async fn stage_json(
     ctx: Arc<TaskContext>,
     path: PathBuf,
     encoder: &JsonFragmentEncoder,
+    cache: Option<Arc<SpillCache>>,
 ) -> Result<Staged> {
     let mut stream = plan.execute(0, ctx)?;
     let (mut rows, mut bytes) = (0u64, 0u64);
@@ -249,8 +258,10 @@ async fn stage_json(
         .then(|| path.with_extension("stats.jsonl"));
     // Created once the first batch is out: a partition waiting at a barrier holds no buffer.
     let mut next = stream.next().await;
-    let mut out = create(&path)?;
-    let mut stats_out = stats_path.as_deref().map(create).transpose()?;
+    let mut out = Fragment::create(&path, cache.clone())?;
+    let mut stats_out = (stats_path.as_deref())
+        .map(|p| Fragment::create(p, cache.clone()))
+        .transpose()?;
     let (mut text, mut stats) = (String::new(), String::new());
     while let Some(batch) = next {
         let batch = batch?;
@@ -267,14 +278,90 @@ async fn stage_json(
         }
         next = stream.next().await;
     }
-    out.flush().with_context(|| cannot_stage(&path))?;
-    if let (Some(s), Some(p)) = (&mut stats_out, &stats_path) {
-        s.flush().with_context(|| cannot_stage(p))?;
+    let (kept, grant) = out.finish().with_context(|| cannot_stage(&path))?;
+    let mut cached: Vec<CacheGrant> = grant.into_iter().collect();
+    let mut stats_kept = 0;
+    if let (Some(s), Some(p)) = (stats_out, &stats_path) {
+        let (k, grant) = s.finish().with_context(|| cannot_stage(p))?;
+        stats_kept = k;
+        cached.extend(grant);
     }
     Ok(Staged {
         path,
         stats_path,
         rows,
         bytes,
+        kept: [kept, stats_kept],
+        _cached: cached,
     })
+}
+
+/// A staged JSON lines file whose first bytes stay in the page cache while `cache` grants them
+/// (a fragment appended to the export soon after, then deleted: those bytes never reach the
+/// disk), and that drops behind past that.
+struct Fragment {
+    writer: std::io::BufWriter<DropBehindWriter>,
+    cache: Option<Arc<SpillCache>>,
+    kept: u64,
+    grant: Option<CacheGrant>,
+}
+
+impl Fragment {
+    fn create(path: &Path, cache: Option<Arc<SpillCache>>) -> Result<Fragment> {
+        let mut writer = create(path)?;
+        writer.get_mut().keep(cache.is_some());
+        Ok(Fragment {
+            writer,
+            cache,
+            kept: 0,
+            grant: None,
+        })
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(bytes)?;
+        if let Some(cache) = &self.cache {
+            let written = self.writer.get_ref().position() + self.writer.buffer().len() as u64;
+            let file = self.writer.get_mut();
+            if !cache.keep_written(written, &mut self.kept, &mut self.grant, file) {
+                self.cache = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes; the bytes kept in the page cache, and their grant.
+    fn finish(mut self) -> std::io::Result<(u64, Option<CacheGrant>)> {
+        self.writer.flush()?;
+        Ok((self.kept, self.grant))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fragment keeps its first bytes while the cache grants them and stops at the first
+    /// write it cannot grant; what it wrote reads back whole either way, and the cache gets
+    /// its bytes back when the grant is dropped.
+    #[test]
+    fn fragments_keep_what_the_cache_grants() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = "x".repeat(999) + "\n";
+        for (limit, want_kept) in [(10_000, 5_000), (2_500, 2_000), (0, 0)] {
+            let cache = SpillCache::new(limit);
+            let path = dir.path().join(format!("part-{limit}.jsonl"));
+            let mut fragment = Fragment::create(&path, Some(cache.clone())).unwrap();
+            for _ in 0..5 {
+                fragment.write_all(line.as_bytes()).unwrap();
+            }
+            let (kept, grant) = fragment.finish().unwrap();
+            assert_eq!(kept, want_kept, "limit {limit}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), line.repeat(5));
+            let mut other = None;
+            assert!(!cache.grant(limit - kept as usize + 1, &mut other));
+            drop(grant);
+            assert!(cache.grant(limit, &mut other), "limit {limit}: given back");
+        }
+    }
 }

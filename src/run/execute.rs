@@ -80,7 +80,7 @@ pub(crate) async fn execute(
         credit_passes(recipe, plan, &cluster.figures, &starts[plan.partition]);
     }
     let physical: Vec<&Arc<dyn ExecutionPlan>> = plans.iter().map(|p| &p.physical).collect();
-    staging.choose(&spec, &physical, engine.on_cluster)?;
+    staging.choose(&spec, &physical, engine.on_cluster, &budget)?;
     let schema = plans[0].physical.schema();
     let run = RunPartitions {
         index,

@@ -73,7 +73,7 @@ impl PartitionTask {
             }
         }
         let mut staged = staging
-            .stage(&plan.physical, ctx, path, &plan.compiled.counters)
+            .stage((p, &plan.physical), ctx, path, &plan.compiled.counters)
             .await;
         match &scheduler {
             None => {

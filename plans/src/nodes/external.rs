@@ -49,8 +49,9 @@ impl MemoryBudget {
         }))
     }
 
-    /// What the spilled rows kept in the page cache may take of the budget (half of it).
-    pub(crate) fn spill_cache(&self) -> Arc<SpillCache> {
+    /// What the temporary files kept in the page cache (spilled rows, staged export fragments)
+    /// may take of the budget (half of it).
+    pub fn spill_cache(&self) -> Arc<SpillCache> {
         self.spill_cache.clone()
     }
 

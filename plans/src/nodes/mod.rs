@@ -86,3 +86,4 @@ pub use gather::{GatheredKeys, KeyGatherer};
 pub use keys::{KeySet, Keys, keep_first};
 pub use op_boundary::{Boundary, OpBoundaryExec, OpBoundaryNode, OpCounters};
 pub use select::{SelectBarrier, SelectExec, SelectNode};
+pub use spill::{CacheGrant, SpillCache};

@@ -29,17 +29,18 @@ pub(crate) fn saving_error(path: &std::path::Path, e: std::io::Error) -> DataFus
     exec_datafusion_err!("cannot save {}: {e}", path.display())
 }
 
-/// How many bytes of spill files may stay in the page cache (a share of the run's memory
-/// budget), and how many do.
+/// How many bytes of temporary files read back soon (spills, and the export fragments staged
+/// for appending) may stay in the page cache (a share of the run's memory budget), and how many
+/// do.
 #[derive(Debug)]
-pub(crate) struct SpillCache {
+pub struct SpillCache {
     limit: usize,
     held: AtomicUsize,
 }
 
 /// Bytes granted by [`SpillCache::grant`], given back when dropped.
 #[derive(Debug)]
-pub(crate) struct CacheGrant {
+pub struct CacheGrant {
     allowance: Arc<SpillCache>,
     bytes: usize,
 }
@@ -51,7 +52,7 @@ impl Drop for CacheGrant {
 }
 
 impl SpillCache {
-    pub(crate) fn new(limit: usize) -> Arc<SpillCache> {
+    pub fn new(limit: usize) -> Arc<SpillCache> {
         Arc::new(SpillCache {
             limit,
             held: AtomicUsize::new(0),
@@ -60,7 +61,7 @@ impl SpillCache {
 
     /// Grants `bytes` more to `grant` (created at the first grant) if all that is granted then
     /// stays within the limit; false, granting nothing, otherwise.
-    pub(crate) fn grant(self: &Arc<Self>, bytes: usize, grant: &mut Option<CacheGrant>) -> bool {
+    pub fn grant(self: &Arc<Self>, bytes: usize, grant: &mut Option<CacheGrant>) -> bool {
         let granted = self
             .held
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
@@ -74,6 +75,26 @@ impl SpillCache {
                     bytes: 0,
                 })
                 .bytes += bytes;
+        }
+        granted
+    }
+
+    /// Grants the bytes `writer` wrote past `*kept` (`written`: all it wrote, bytes still
+    /// buffered before it included) and moves `*kept` there. When there is no room, grants
+    /// nothing and turns `writer` to dropping behind from here on: false, and the caller stops
+    /// asking.
+    pub fn keep_written(
+        self: &Arc<Self>,
+        written: u64,
+        kept: &mut u64,
+        grant: &mut Option<CacheGrant>,
+        writer: &mut DropBehindWriter,
+    ) -> bool {
+        let granted = self.grant(written.saturating_sub(*kept) as usize, grant);
+        if granted {
+            *kept = written;
+        } else {
+            writer.keep(false);
         }
         granted
     }
@@ -127,13 +148,9 @@ impl Spill {
         if let Some(allowance) = &self.allowance {
             let buffered = writer.get_ref();
             let written = buffered.get_ref().position() + buffered.buffer().len() as u64;
-            if allowance.grant((written - self.kept) as usize, &mut self.grant) {
-                self.kept = written;
-            } else {
-                // Over the allowance: from here on (the bytes still buffered included), drop
-                // behind.
+            let file = writer.get_mut().get_mut();
+            if !allowance.keep_written(written, &mut self.kept, &mut self.grant, file) {
                 self.allowance = None;
-                writer.get_mut().get_mut().keep(false);
             }
         }
         Ok(())
