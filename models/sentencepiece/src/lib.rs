@@ -381,15 +381,31 @@ impl Pieces {
     }
 }
 
+/// Every model in `tests/fixtures`, as its path and its bytes, for the unit tests.
+#[cfg(test)]
+pub(crate) fn fixture_models() -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut models: Vec<_> = (std::fs::read_dir(dir).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "model"))
+        .map(|path| {
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect();
+    assert!(!models.is_empty(), "no fixture models");
+    models.sort();
+    models
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Pieces, Scratch, SentencePiece, tiles};
+    use super::{Pieces, Scratch, SentencePiece, fixture_models, tiles};
 
     /// Copying the text once gives the pieces and ids that copying piece by piece gives, with
     /// unknown characters (merged runs) and control pieces among them.
     #[test]
     fn tiling_pieces_are_the_pieces_one_by_one() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let texts = [
             "Hello, world! The quick brown fox.",
             "user symbols: <sep> [MASK] @@ C++ hello world <ctrl>",
@@ -399,12 +415,8 @@ mod tests {
             "   ",
         ];
         let mut tiled = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "model") {
-                continue;
-            }
-            let sp = SentencePiece::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        for (path, bytes) in fixture_models() {
+            let sp = SentencePiece::from_bytes(&bytes).unwrap();
             for text in texts {
                 let mut scratch = Scratch::default();
                 let mut fast = Pieces::default();

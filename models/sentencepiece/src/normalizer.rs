@@ -191,7 +191,6 @@ mod tests {
     /// The plain-run shortcut gives exactly the character-by-character normalization.
     #[test]
     fn plain_runs_normalize_as_each_character_does() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let texts = [
             "  Hello,  world!\tTabs\nand\r\nlines  ",
             "ASCII only: a-b_c (d) [e] {f} 1.5e3 ~`'\"",
@@ -206,14 +205,9 @@ mod tests {
             "ab\u{301}",
         ];
         let (mut plain_space, mut plain_letters) = (false, false);
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "model") {
-                continue;
-            }
-            let sp = crate::SentencePiece::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
-            let mut reference =
-                crate::SentencePiece::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        for (path, bytes) in crate::fixture_models() {
+            let sp = crate::SentencePiece::from_bytes(&bytes).unwrap();
+            let mut reference = crate::SentencePiece::from_bytes(&bytes).unwrap();
             reference.normalizer.plain = [false; 128];
             reference.normalizer.plain_before_ascii = [false; 128];
             assert!(
