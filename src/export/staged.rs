@@ -320,12 +320,10 @@ impl Fragment {
 
     fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.writer.write_all(bytes)?;
-        if let Some(cache) = &self.cache {
-            let written = self.writer.get_ref().position() + self.writer.buffer().len() as u64;
-            let file = self.writer.get_mut();
-            if !cache.keep_written(written, &mut self.kept, &mut self.grant, file) {
-                self.cache = None;
-            }
+        if let Some(cache) = &self.cache
+            && !cache.keep_written(&mut self.writer, &mut self.kept, &mut self.grant)
+        {
+            self.cache = None;
         }
         Ok(())
     }

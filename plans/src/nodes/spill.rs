@@ -79,22 +79,21 @@ impl SpillCache {
         granted
     }
 
-    /// Grants the bytes `writer` wrote past `*kept` (`written`: all it wrote, bytes still
-    /// buffered before it included) and moves `*kept` there. When there is no room, grants
-    /// nothing and turns `writer` to dropping behind from here on: false, and the caller stops
-    /// asking.
+    /// Grants the bytes `writer` wrote past `*kept` (those still in its buffer included) and
+    /// moves `*kept` there. When there is no room, grants nothing and turns the file to dropping
+    /// behind from here on (the buffered bytes included): false, and the caller stops asking.
     pub fn keep_written(
         self: &Arc<Self>,
-        written: u64,
+        writer: &mut BufWriter<DropBehindWriter>,
         kept: &mut u64,
         grant: &mut Option<CacheGrant>,
-        writer: &mut DropBehindWriter,
     ) -> bool {
+        let written = writer.get_ref().position() + writer.buffer().len() as u64;
         let granted = self.grant(written.saturating_sub(*kept) as usize, grant);
         if granted {
             *kept = written;
         } else {
-            writer.keep(false);
+            writer.get_mut().keep(false);
         }
         granted
     }
@@ -145,13 +144,10 @@ impl Spill {
         }
         let writer = self.writer.as_mut().expect("created above");
         writer.write(batch).map_err(|e| spill_error(&e))?;
-        if let Some(allowance) = &self.allowance {
-            let buffered = writer.get_ref();
-            let written = buffered.get_ref().position() + buffered.buffer().len() as u64;
-            let file = writer.get_mut().get_mut();
-            if !allowance.keep_written(written, &mut self.kept, &mut self.grant, file) {
-                self.allowance = None;
-            }
+        if let Some(allowance) = &self.allowance
+            && !allowance.keep_written(writer.get_mut(), &mut self.kept, &mut self.grant)
+        {
+            self.allowance = None;
         }
         Ok(())
     }
