@@ -34,6 +34,7 @@ use dj_udfs::DedupKind;
 use futures::StreamExt;
 use tokio::sync::Notify;
 
+use super::band_union::BandUnion;
 use super::concurrency::Concurrency;
 use super::external::MemoryBudget;
 use super::gather::{Gathered, GatheredKeys, KeyGatherer, write_rows};
@@ -168,6 +169,9 @@ struct BarrierState {
     /// and every key they hold.
     prefix: Vec<Vec<bool>>,
     seen: Arc<KeySet>,
+    /// MinHash's decision so far, built from each partition's keys as they arrive (while they
+    /// are held in memory).
+    bands: Option<BandUnion>,
     /// What the keys held in memory take of the budget.
     reserved: Option<datafusion::execution::memory_pool::MemoryReservation>,
     /// Past the budget: each undecided partition's keys on disk (`keys` is then empty), and for
@@ -188,6 +192,7 @@ impl BarrierState {
             keep: keep.map(Ok),
             prefix: Vec::new(),
             seen: Arc::default(),
+            bands: None,
             reserved: None,
             spilled: None,
         }
@@ -368,6 +373,11 @@ impl DedupBarrier {
             self.decide_on_disk(st);
             return Ok(());
         }
+        if self.kind == DedupKind::MinHashBands && st.keep.is_none() {
+            st.bands
+                .get_or_insert_with(|| BandUnion::new(self.partitions))
+                .add(p, &keys);
+        }
         st.keys[p] = Some(keys);
         if self.kind == DedupKind::Exact && st.keep.is_none() {
             let before = st.prefix.len();
@@ -388,11 +398,11 @@ impl DedupBarrier {
         if st.keys.iter().all(Option::is_some) && st.keep.is_none() {
             // The keys are not needed after the decision: moved, not copied.
             let parts: Vec<Keys> = st.keys.iter_mut().map(|k| k.take().unwrap()).collect();
-            st.keep = Some(
-                decide_in_memory(self.kind, &parts)
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string()),
-            );
+            let keep = match st.bands.take() {
+                Some(bands) => Ok(bands.decide()),
+                None => decide_in_memory(self.kind, &parts),
+            };
+            st.keep = Some(keep.map(Arc::new).map_err(|e| e.to_string()));
             st.reserved = None;
             self.notify.notify_waiters();
         }
@@ -446,6 +456,7 @@ impl DedupBarrier {
             Some(KeyFile::write(&seen)?)
         };
         st.reserved = None;
+        st.bands = None;
         tracing::info!(
             op = self.op_index,
             budget = self.budget.get().map_or(0, |b| b.bytes()),

@@ -57,6 +57,7 @@ macro_rules! unary_exec_methods {
 }
 
 pub mod auto;
+mod band_union;
 mod blake3_lanes;
 pub mod checkpoint;
 pub mod concurrency;

@@ -1,0 +1,153 @@
+//! MinHash's keep decision, built as the partitions arrive: each partition's band keys join one
+//! union-find when they reach the barrier, so the work of the partitions that finish first
+//! overlaps the hashing of those still running instead of waiting for the last one. Which rows
+//! are connected does not depend on the order keys arrive in, and the survivor of each connected
+//! component is its smallest row in input order, so the masks are `decide_in_memory`'s.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use super::keys::Keys;
+
+/// Rows are numbered in order of arrival (a partition's rows take the next numbers); a key maps
+/// to the first such row holding it.
+pub(crate) struct BandUnion {
+    first: HashMap<u128, u32, foldhash::fast::RandomState>,
+    parent: Vec<u32>,
+    /// Per partition, once it is in: the arrival number of its first row, and its rows.
+    arrived: Vec<Option<(u32, u32)>>,
+}
+
+impl BandUnion {
+    pub(crate) fn new(partitions: usize) -> Self {
+        BandUnion {
+            first: HashMap::default(),
+            parent: Vec::new(),
+            arrived: vec![None; partitions],
+        }
+    }
+
+    /// Joins partition `p`'s rows (`keys`, one list of band keys per row) to the rows before.
+    pub(crate) fn add(&mut self, p: usize, keys: &Keys) {
+        assert!(self.arrived[p].is_none(), "partition {p} added twice");
+        let base = self.parent.len() as u32;
+        let rows = keys.rows() as u32;
+        self.parent.extend(base..base + rows);
+        // At most one rehash per partition instead of one per doubling.
+        self.first.reserve(keys.keys.len());
+        for i in 0..rows {
+            let row = base + i;
+            for &key in keys.row(i as usize) {
+                match self.first.entry(key) {
+                    Entry::Vacant(v) => {
+                        v.insert(row);
+                    }
+                    Entry::Occupied(o) => union(&mut self.parent, *o.get(), row),
+                }
+            }
+        }
+        self.arrived[p] = Some((base, rows));
+    }
+
+    /// Whether every partition is in.
+    pub(crate) fn complete(&self) -> bool {
+        self.arrived.iter().all(Option::is_some)
+    }
+
+    /// Per partition, in input order, whether each row survives: it does when no row before it
+    /// in input order (partitions in order, rows in order) is connected to it.
+    pub(crate) fn decide(mut self) -> Vec<Vec<bool>> {
+        assert!(self.complete(), "every partition's keys are in");
+        drop(std::mem::take(&mut self.first));
+        let mut component_seen = vec![false; self.parent.len()];
+        let parent = &mut self.parent;
+        self.arrived
+            .iter()
+            .map(|&arrived| {
+                let (base, rows) = arrived.expect("checked complete");
+                (base..base + rows)
+                    .map(|row| {
+                        let root = find(parent, row) as usize;
+                        !std::mem::replace(&mut component_seen[root], true)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// The root of `x`'s set, halving the path on the way.
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        parent[x as usize] = parent[parent[x as usize] as usize];
+        x = parent[x as usize];
+    }
+    x
+}
+
+fn union(parent: &mut [u32], a: u32, b: u32) {
+    let (a, b) = (find(parent, a), find(parent, b));
+    parent[a.max(b) as usize] = a.min(b);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nodes::dedup::decide_in_memory;
+    use dj_udfs::DedupKind;
+
+    fn keys(rows: &[&[u128]]) -> Keys {
+        let mut k = Keys::new();
+        for row in rows {
+            k.push_row(row.iter().copied());
+        }
+        k
+    }
+
+    /// Random partitions of rows sharing keys from a small range, added in every arrival order
+    /// of four partitions: the masks are `decide_in_memory`'s.
+    #[test]
+    fn any_arrival_order_decides_as_all_at_once() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut dropped = 0;
+        for round in 0..20 {
+            let parts: Vec<Keys> = (0..4)
+                .map(|_| {
+                    let rows: Vec<Vec<u128>> = (0..next(30))
+                        .map(|_| (0..next(4)).map(|_| u128::from(next(60))).collect())
+                        .collect();
+                    let rows: Vec<&[u128]> = rows.iter().map(Vec::as_slice).collect();
+                    keys(&rows)
+                })
+                .collect();
+            let want = decide_in_memory(DedupKind::MinHashBands, &parts).unwrap();
+            dropped += want.iter().flatten().filter(|&&k| !k).count();
+            for order in [[0, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1], [1, 3, 0, 2]] {
+                let mut u = BandUnion::new(4);
+                for (i, &p) in order.iter().enumerate() {
+                    assert!(!u.complete(), "{i}");
+                    u.add(p, &parts[p]);
+                }
+                assert!(u.complete());
+                assert_eq!(u.decide(), want, "round {round}, order {order:?}");
+            }
+        }
+        assert!(dropped > 20, "the rows share keys: {dropped} dropped");
+    }
+
+    /// A component whose rows arrive before its smallest row keeps that row, not the first to
+    /// arrive.
+    #[test]
+    fn the_survivor_is_the_smallest_in_input_order() {
+        let mut u = BandUnion::new(2);
+        u.add(1, &keys(&[&[7], &[8], &[7, 8]]));
+        u.add(0, &keys(&[&[9], &[8]]));
+        assert_eq!(u.decide(), [vec![true, true], vec![false, false, false]]);
+    }
+}
