@@ -27,9 +27,13 @@ impl BandUnion {
         }
     }
 
-    /// Joins partition `p`'s rows (`keys`, one list of band keys per row) to the rows before.
-    pub(crate) fn add(&mut self, p: usize, keys: &Keys) {
-        assert!(self.arrived[p].is_none(), "partition {p} added twice");
+    /// Joins partition `p`'s rows (`keys`, one list of band keys per row) to the rows before;
+    /// false (and nothing added) when `p` is in already.
+    #[must_use]
+    pub(crate) fn add(&mut self, p: usize, keys: &Keys) -> bool {
+        if self.arrived[p].is_some() {
+            return false;
+        }
         let base = self.parent.len() as u32;
         let rows = keys.rows() as u32;
         self.parent.extend(base..base + rows);
@@ -47,6 +51,7 @@ impl BandUnion {
             }
         }
         self.arrived[p] = Some((base, rows));
+        true
     }
 
     /// Whether every partition is in.
@@ -132,7 +137,7 @@ mod tests {
                 let mut u = BandUnion::new(4);
                 for (i, &p) in order.iter().enumerate() {
                     assert!(!u.complete(), "{i}");
-                    u.add(p, &parts[p]);
+                    assert!(u.add(p, &parts[p]));
                 }
                 assert!(u.complete());
                 assert_eq!(u.decide(), want, "round {round}, order {order:?}");
@@ -146,8 +151,9 @@ mod tests {
     #[test]
     fn the_survivor_is_the_smallest_in_input_order() {
         let mut u = BandUnion::new(2);
-        u.add(1, &keys(&[&[7], &[8], &[7, 8]]));
-        u.add(0, &keys(&[&[9], &[8]]));
+        assert!(u.add(1, &keys(&[&[7], &[8], &[7, 8]])));
+        assert!(!u.add(1, &keys(&[&[9]])), "partition 1 is in already");
+        assert!(u.add(0, &keys(&[&[9], &[8]])));
         assert_eq!(u.decide(), [vec![true, true], vec![false, false, false]]);
     }
 }

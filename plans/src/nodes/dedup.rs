@@ -374,9 +374,13 @@ impl DedupBarrier {
             return Ok(());
         }
         if self.kind == DedupKind::MinHashBands && st.keep.is_none() {
-            st.bands
-                .get_or_insert_with(|| BandUnion::new(self.partitions))
-                .add(p, &keys);
+            let bands = st
+                .bands
+                .get_or_insert_with(|| BandUnion::new(self.partitions));
+            if !bands.add(p, &keys) {
+                // The partition's keys again: they replace the first ones, so decide from all.
+                st.bands = None;
+            }
         }
         st.keys[p] = Some(keys);
         if self.kind == DedupKind::Exact && st.keep.is_none() {
@@ -398,7 +402,8 @@ impl DedupBarrier {
         if st.keys.iter().all(Option::is_some) && st.keep.is_none() {
             // The keys are not needed after the decision: moved, not copied.
             let parts: Vec<Keys> = st.keys.iter_mut().map(|k| k.take().unwrap()).collect();
-            let keep = match st.bands.take() {
+            // A union missing a partition (one that arrived twice dropped it) is not used.
+            let keep = match st.bands.take().filter(BandUnion::complete) {
                 Some(bands) => Ok(bands.decide()),
                 None => decide_in_memory(self.kind, &parts),
             };
@@ -941,6 +946,25 @@ mod tests {
             decide_in_memory(DedupKind::MinHashBands, &parts).unwrap(),
             [vec![true, false], vec![true, false, false, true]]
         );
+    }
+
+    /// The barrier decides MinHash as partitions arrive, in any order; a partition whose keys
+    /// come again is decided from its latest keys, as before.
+    #[test]
+    fn bands_decide_at_the_barrier_in_any_arrival_order() {
+        let parts = [
+            keys(&[&[10, 20], &[10, 11]]),
+            keys(&[&[12], &[11, 30], &[12], &[]]),
+        ];
+        let want = decide_in_memory(DedupKind::MinHashBands, &parts).unwrap();
+        let b = DedupBarrier::new(0, DedupKind::MinHashBands, 2, None, None);
+        b.submit(1, keys(&[&[10], &[20]]).into()).unwrap();
+        b.submit(1, parts[1].clone().into()).unwrap();
+        assert_eq!(b.mask(1).unwrap(), None);
+        b.submit(0, parts[0].clone().into()).unwrap();
+        for (p, mask) in want.iter().enumerate() {
+            assert_eq!(b.mask(p).unwrap().as_ref(), Some(mask), "partition {p}");
+        }
     }
 
     const SIMHASH: DedupKind = DedupKind::SimHash {
