@@ -52,51 +52,12 @@ pub(crate) fn decide_in_memory(kind: DedupKind, parts: &[Keys]) -> Result<Vec<Ve
             parts.iter().map(|k| keep_first(k, &mut seen)).collect()
         }
         DedupKind::MinHashBands => {
-            // Union-find over global row indices; a bucket's rows join its first (smallest)
-            // row, roots are always the smallest index, and a row survives iff it is its root.
-            let total: usize = parts.iter().map(Keys::rows).sum();
-            let mut parent: Vec<u32> = (0..total as u32).collect();
-            fn find(parent: &mut [u32], mut x: u32) -> u32 {
-                while parent[x as usize] != x {
-                    parent[x as usize] = parent[parent[x as usize] as usize];
-                    x = parent[x as usize];
-                }
-                x
+            // Rows sharing a band key are connected; the first row of each component survives.
+            let mut bands = BandUnion::new(parts.len());
+            for (p, keys) in parts.iter().enumerate() {
+                assert!(bands.add(p, keys), "each partition once");
             }
-            let mut first: std::collections::HashMap<u128, u32, foldhash::fast::RandomState> =
-                Default::default();
-            let mut global = 0u32;
-            for k in parts {
-                for i in 0..k.rows() {
-                    for key in k.row(i) {
-                        match first.entry(*key) {
-                            std::collections::hash_map::Entry::Vacant(v) => {
-                                v.insert(global);
-                            }
-                            std::collections::hash_map::Entry::Occupied(o) => {
-                                let (a, b) =
-                                    (find(&mut parent, *o.get()), find(&mut parent, global));
-                                let (lo, hi) = (a.min(b), a.max(b));
-                                parent[hi as usize] = lo;
-                            }
-                        }
-                    }
-                    global += 1;
-                }
-            }
-            let mut g = 0u32;
-            parts
-                .iter()
-                .map(|k| {
-                    (0..k.rows())
-                        .map(|_| {
-                            let keep = find(&mut parent, g) == g;
-                            g += 1;
-                            keep
-                        })
-                        .collect()
-                })
-                .collect()
+            bands.decide()
         }
         DedupKind::SimHash {
             num_blocks,
