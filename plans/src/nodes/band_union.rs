@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use super::keys::Keys;
+use super::sorted_keys::find;
 
 /// Rows are numbered in order of arrival (a partition's rows take the next numbers); a key maps
 /// to the first such row holding it.
@@ -79,15 +80,6 @@ impl BandUnion {
             })
             .collect()
     }
-}
-
-/// The root of `x`'s set, halving the path on the way.
-fn find(parent: &mut [u32], mut x: u32) -> u32 {
-    while parent[x as usize] != x {
-        parent[x as usize] = parent[parent[x as usize] as usize];
-        x = parent[x as usize];
-    }
-    x
 }
 
 fn union(parent: &mut [u32], a: u32, b: u32) {

@@ -29,6 +29,7 @@ use futures::StreamExt;
 use super::keys_sink::{sink_exec_methods, sink_properties};
 use super::{FIRST, ID, KEY_LO, count_schema, removed_file_name};
 use crate::nodes::external::MemoryBudget;
+use crate::nodes::sorted_keys::find;
 use crate::nodes::sorted_simhash::{PermutedValues, join_near_values};
 use crate::nodes::spill::Spill;
 use crate::seal::SealedFile;
@@ -330,13 +331,6 @@ fn not_smallest_of_component(
         return exec_err!("more than {} duplicated rows in one dedup", u32::MAX);
     }
     let mut parent: Vec<u32> = (0..rows.len() as u32).collect();
-    fn find(parent: &mut [u32], mut x: u32) -> u32 {
-        while parent[x as usize] != x {
-            parent[x as usize] = parent[parent[x as usize] as usize];
-            x = parent[x as usize];
-        }
-        x
-    }
     let at = |id: u64| -> Result<u32> {
         rows.binary_search(&id)
             .map(|i| i as u32)
