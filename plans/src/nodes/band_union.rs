@@ -93,14 +93,6 @@ mod tests {
     use crate::nodes::dedup::decide_in_memory;
     use dj_udfs::DedupKind;
 
-    fn keys(rows: &[&[u128]]) -> Keys {
-        let mut k = Keys::new();
-        for row in rows {
-            k.push_row(row.iter().copied());
-        }
-        k
-    }
-
     /// Each row's fate by brute force: a row survives when no smaller row (in input order) is
     /// connected to it, found by relabelling every component with its smallest row until stable.
     fn survivors(parts: &[Keys]) -> Vec<Vec<bool>> {
@@ -152,7 +144,7 @@ mod tests {
                         .map(|_| (0..next(4)).map(|_| u128::from(next(60))).collect())
                         .collect();
                     let rows: Vec<&[u128]> = rows.iter().map(Vec::as_slice).collect();
-                    keys(&rows)
+                    Keys::from_rows(&rows)
                 })
                 .collect();
             let want = survivors(&parts);
@@ -179,9 +171,12 @@ mod tests {
     #[test]
     fn the_survivor_is_the_smallest_in_input_order() {
         let mut u = BandUnion::new(2);
-        assert!(u.add(1, &keys(&[&[7], &[8], &[7, 8]])));
-        assert!(!u.add(1, &keys(&[&[9]])), "partition 1 is in already");
-        assert!(u.add(0, &keys(&[&[9], &[8]])));
+        assert!(u.add(1, &Keys::from_rows(&[&[7], &[8], &[7, 8]])));
+        assert!(
+            !u.add(1, &Keys::from_rows(&[&[9]])),
+            "partition 1 is in already"
+        );
+        assert!(u.add(0, &Keys::from_rows(&[&[9], &[8]])));
         assert_eq!(u.decide(), [vec![true, true], vec![false, false, false]]);
     }
 }

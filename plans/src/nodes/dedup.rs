@@ -847,17 +847,12 @@ mod tests {
 
     use super::*;
 
-    fn keys(rows: &[&[u128]]) -> Keys {
-        let mut k = Keys::new();
-        for r in rows {
-            k.push_row(r.iter().copied());
-        }
-        k
-    }
-
     #[test]
     fn exact_keeps_first_occurrence_across_partitions() {
-        let parts = [keys(&[&[1], &[2], &[1]]), keys(&[&[2], &[], &[3], &[]])];
+        let parts = [
+            Keys::from_rows(&[&[1], &[2], &[1]]),
+            Keys::from_rows(&[&[2], &[], &[3], &[]]),
+        ];
         assert_eq!(
             decide_in_memory(DedupKind::Exact, &parts).unwrap(),
             [vec![true, true, false], vec![false, true, true, true]]
@@ -869,9 +864,9 @@ mod tests {
     #[test]
     fn exact_decides_each_partition_once_its_prefix_is_in() {
         let parts = [
-            keys(&[&[1], &[2], &[1]]),
-            keys(&[&[2], &[], &[3], &[]]),
-            keys(&[&[3], &[4], &[1], &[4]]),
+            Keys::from_rows(&[&[1], &[2], &[1]]),
+            Keys::from_rows(&[&[2], &[], &[3], &[]]),
+            Keys::from_rows(&[&[3], &[4], &[1], &[4]]),
         ];
         let all = decide_in_memory(DedupKind::Exact, &parts).unwrap();
         let b = DedupBarrier::new(0, DedupKind::Exact, 3, None, None);
@@ -891,7 +886,7 @@ mod tests {
         assert_eq!(b.keys_before(1), None, "decided");
         // Near-duplicate dedups still wait for every partition.
         let b = DedupBarrier::new(0, DedupKind::MinHashBands, 2, None, None);
-        b.submit(0, keys(&[&[10]]).into()).unwrap();
+        b.submit(0, Keys::from_rows(&[&[10]]).into()).unwrap();
         assert_eq!(b.mask(0).unwrap(), None);
         assert_eq!(b.keys_before(0), None);
     }
@@ -900,8 +895,8 @@ mod tests {
     fn bands_keep_the_smallest_index_of_each_component() {
         // 0-1 share band key 10; 1-3 share 11 (so 0,1,3 are one component); 2 and 4 share 12.
         let parts = [
-            keys(&[&[10, 20], &[10, 11]]),
-            keys(&[&[12], &[11, 30], &[12], &[]]),
+            Keys::from_rows(&[&[10, 20], &[10, 11]]),
+            Keys::from_rows(&[&[12], &[11, 30], &[12], &[]]),
         ];
         assert_eq!(
             decide_in_memory(DedupKind::MinHashBands, &parts).unwrap(),
@@ -914,12 +909,13 @@ mod tests {
     #[test]
     fn bands_decide_at_the_barrier_in_any_arrival_order() {
         let parts = [
-            keys(&[&[10, 20], &[10, 11]]),
-            keys(&[&[12], &[11, 30], &[12], &[]]),
+            Keys::from_rows(&[&[10, 20], &[10, 11]]),
+            Keys::from_rows(&[&[12], &[11, 30], &[12], &[]]),
         ];
         let want = decide_in_memory(DedupKind::MinHashBands, &parts).unwrap();
         let b = DedupBarrier::new(0, DedupKind::MinHashBands, 2, None, None);
-        b.submit(1, keys(&[&[10], &[20]]).into()).unwrap();
+        b.submit(1, Keys::from_rows(&[&[10], &[20]]).into())
+            .unwrap();
         b.submit(1, parts[1].clone().into()).unwrap();
         assert_eq!(b.mask(1).unwrap(), None);
         b.submit(0, parts[0].clone().into()).unwrap();
@@ -941,8 +937,8 @@ mod tests {
         // (within 4 of B only: 5 from A, but connected through B), C again.
         let (a, b, c, d, e) = (0b1, 0b11111, far, far ^ 0b11111, 0b11111 | 1 << 40);
         let parts = [
-            keys(&[&[a], &[a], &[c]]),
-            keys(&[&[b], &[d], &[], &[e], &[c]]),
+            Keys::from_rows(&[&[a], &[a], &[c]]),
+            Keys::from_rows(&[&[b], &[d], &[], &[e], &[c]]),
         ];
         assert_eq!(
             decide_in_memory(SIMHASH, &parts).unwrap(),
@@ -990,7 +986,7 @@ mod tests {
         keys_of(SIMHASH, &batch, 0, &mut k).unwrap();
         assert_eq!(
             k,
-            keys(&[&[0], &[u64::MAX as u128], &[], &[12978185353757714259]])
+            Keys::from_rows(&[&[0], &[u64::MAX as u128], &[], &[12978185353757714259]])
         );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.bin");
@@ -1006,7 +1002,7 @@ mod tests {
     fn key_files_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.bin");
-        let k = keys(&[&[1, u128::MAX], &[], &[7]]);
+        let k = Keys::from_rows(&[&[1, u128::MAX], &[], &[7]]);
         write_keys_atomic(&path, &k).unwrap();
         assert_eq!(read_keys(&path).unwrap(), k);
         let bytes = std::fs::read(&path).unwrap();

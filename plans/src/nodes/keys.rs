@@ -32,6 +32,15 @@ impl Keys {
             keys: Vec::new(),
         }
     }
+    /// Keys with one row per slice, for tests.
+    #[cfg(test)]
+    pub(crate) fn from_rows(rows: &[&[u128]]) -> Keys {
+        let mut k = Keys::new();
+        for row in rows {
+            k.push_row(row.iter().copied());
+        }
+        k
+    }
     pub(crate) fn push_row(&mut self, row: impl IntoIterator<Item = u128>) {
         self.keys.extend(row);
         self.offsets.push(self.keys.len() as u32);

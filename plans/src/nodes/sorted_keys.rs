@@ -210,18 +210,13 @@ pub(crate) fn find(parent: &mut [u32], mut x: u32) -> u32 {
 pub(crate) mod tests {
     use super::*;
 
-    fn keys(rows: &[&[u128]]) -> Keys {
-        let mut k = Keys::new();
-        for r in rows {
-            k.push_row(r.iter().copied());
-        }
-        k
-    }
-
     #[test]
     fn minhash_components_keep_their_smallest_row() {
         // Rows 0-1 share key 7; 1-3 share 9 (a chain 0-1-3); 2 and 4 are alone; 5 has no keys.
-        let parts = [keys(&[&[7, 1], &[7, 9]]), keys(&[&[2], &[9], &[4], &[]])];
+        let parts = [
+            Keys::from_rows(&[&[7, 1], &[7, 9]]),
+            Keys::from_rows(&[&[2], &[9], &[4], &[]]),
+        ];
         let budget = MemoryBudget::new(1 << 20).unwrap();
         let files = parts.iter().map(|k| KeyFile::write(k).unwrap()).collect();
         let masks = decide_sorted(DedupKind::MinHashBands, &budget, None, files).unwrap();
@@ -231,8 +226,8 @@ pub(crate) mod tests {
     #[test]
     fn exact_keys_before_drop_later_rows() {
         let budget = MemoryBudget::new(1 << 20).unwrap();
-        let before = KeyFile::write(&keys(&[&[5]])).unwrap();
-        let files = vec![KeyFile::write(&keys(&[&[5], &[6], &[6], &[]])).unwrap()];
+        let before = KeyFile::write(&Keys::from_rows(&[&[5]])).unwrap();
+        let files = vec![KeyFile::write(&Keys::from_rows(&[&[5], &[6], &[6], &[]])).unwrap()];
         let masks = decide_sorted(DedupKind::Exact, &budget, Some(before), files).unwrap();
         assert_eq!(masks, [vec![false, true, false, true]]);
     }
