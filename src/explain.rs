@@ -32,6 +32,7 @@ pub(crate) struct Explained {
 
 pub(crate) async fn explain(recipe: &Recipe) -> Result<Explained> {
     let job = prepare_explain(recipe).await?;
+    let recipe = &job.recipe;
     let optimized = job.session.state().optimize(&job.logical)?;
     let reuse = crate::run::partitioned::planned_reuse(recipe, &job.index, &job.ranges).await?;
     let lines = |s: String| s.lines().map(str::to_string).collect::<Vec<_>>();
@@ -50,6 +51,12 @@ pub(crate) async fn explain(recipe: &Recipe) -> Result<Explained> {
             .iter()
             .map(|o| {
                 let mut line = format!("#{} {} ({})", o.index, o.name, o.spec.kind.as_str());
+                if o.entry != o.index {
+                    line.push_str(&format!(
+                        "; moved from #{} (filters run by cost per byte they drop)",
+                        o.entry
+                    ));
+                }
                 for m in &o.models {
                     line.push_str(&format!("; loads {} {}", m.kind, m.path.display()));
                 }

@@ -14,6 +14,7 @@ mod cli;
 mod cluster;
 mod explain;
 mod export;
+mod filter_probe;
 mod flags;
 mod job;
 mod jobtools;

@@ -189,6 +189,12 @@ pub(crate) fn auto_checkpoint_plan(
         .process
         .iter()
         .map(|op| {
+            if !should_checkpoint(recipe, op) {
+                return format!(
+                    "#{} {}: no checkpoint (inside a reordered run of filters)",
+                    op.index, op.name
+                );
+            }
             let d = model.decide(0, 0, op.index);
             format!(
                 "#{} {}: {} ({})",
@@ -214,8 +220,13 @@ pub(crate) fn should_checkpoint(recipe: &Recipe, op: &OpConfig) -> bool {
             CheckpointStrategy::EveryOp => true,
             CheckpointStrategy::EveryNOps => (op.index + 1).is_multiple_of(c.n_ops),
             CheckpointStrategy::Manual => c.op_names.contains(&op.name),
-            // Every op gets a sink that decides at run time.
-            CheckpointStrategy::Auto => true,
+            // Every op gets a sink that decides at run time, but inside a reordered run of
+            // filters, which a partition runs whole (the compiler restores its stats' order at
+            // its end).
+            CheckpointStrategy::Auto => !recipe
+                .reordered
+                .iter()
+                .any(|r| r.contains(&op.index) && op.index + 1 != r.end),
         }
 }
 
@@ -388,6 +399,8 @@ pub(crate) async fn plan_partitions(
 
 /// Indexes the input, then plans partition 0 of a fresh run (what `dj-plan explain` shows).
 pub(crate) struct Explainable {
+    /// The recipe with its filters in the order they run (see `filter_probe`).
+    pub recipe: Recipe,
     pub index: Arc<InputIndex>,
     pub ranges: Vec<RowRange>,
     pub sizing: Option<autosize::Recommendation>,
@@ -398,6 +411,8 @@ pub(crate) struct Explainable {
 
 pub(crate) async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
     let index = Arc::new(build_index(recipe).await?);
+    let ordered = crate::filter_probe::ordered(recipe, &index).await?;
+    let recipe = &ordered;
     let Partitioning { ranges, sizing } = plan_partitioning(recipe, &index).await?;
     let session = planner::session(1);
     let barriers = Barriers::new(&recipe.process, ranges.len(), None, None).with_input(&index);
@@ -430,6 +445,7 @@ pub(crate) async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
     .await?;
     let first = plans.remove(0);
     Ok(Explainable {
+        recipe: ordered.clone(),
         index,
         ranges,
         sizing,

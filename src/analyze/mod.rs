@@ -255,7 +255,10 @@ fn plan(
     let mut filters = Vec::new();
     let mut keeps: Vec<Expr> = Vec::new();
     let mut skipped = Vec::new();
-    for op in &recipe.process {
+    // In the recipe's order: nothing is filtered, so the order of the stats is all it changes.
+    let mut ops: Vec<&dj_plans::OpConfig> = recipe.process.iter().collect();
+    ops.sort_by_key(|op| op.entry);
+    for op in ops {
         let (stat_keys, min, max) = match &op.operator {
             Operator::Filter(f) => (vec![f.stat_key.to_string()], f.range.min, f.range.max),
             Operator::FieldFilter(f) => {
@@ -268,14 +271,14 @@ fn plan(
             // (`suffix_filter`, `specified_field_filter`).
             continue;
         }
-        match filter_stats(plan.clone(), op, None, json_stats) {
+        match filter_stats(plan.clone(), op, None, json_stats, true) {
             Ok((p, keep)) => {
                 plan = p;
                 let has_keep = keep.is_some();
-                keeps.extend(keep.map(|k| k.alias(format!("__dj__keep_{}", op.index))));
+                keeps.extend(keep.map(|k| k.alias(format!("__dj__keep_{}", op.entry))));
                 filters.push(PlannedFilter {
                     op: op.name.clone(),
-                    op_index: op.index,
+                    op_index: op.entry,
                     stat_keys,
                     min,
                     max,
@@ -286,7 +289,7 @@ fn plan(
                 e @ (CompileError::MissingColumn { .. }
                 | CompileError::NotText { .. }
                 | CompileError::MissingField { .. }),
-            ) => skipped.push(format!("#{} {}: {e}", op.index, op.name)),
+            ) => skipped.push(format!("#{} {}: {e}", op.entry, op.name)),
             Err(e) => return Err(e.into()),
         }
     }

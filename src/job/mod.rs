@@ -280,7 +280,9 @@ pub(crate) fn saved_config(paths: &JobPaths, recipe: &Recipe) -> Result<(String,
 
 /// A stable hash of the effective recipe: its text, the overrides that must match on resume, and
 /// the content of every model file its ops load (another model gives other results), each file
-/// once, in the order the ops first load it. Recipes without models hash as they always did.
+/// once, in the order the ops first load it, and the order the ops run in when filters were
+/// reordered (a job's checkpoints hold the rows after the ops that ran before them). Recipes
+/// without models or reordered filters hash as they always did.
 pub(crate) fn recipe_hash(recipe: &Recipe) -> Result<String> {
     let mut h = blake3::Hasher::new();
     h.update(recipe.source_text.trim().as_bytes());
@@ -289,6 +291,12 @@ pub(crate) fn recipe_hash(recipe: &Recipe) -> Result<String> {
         h.update(k.as_bytes());
         h.update(b"=");
         h.update(v.as_bytes());
+    }
+    if !recipe.reordered.is_empty() {
+        h.update(b"\0order\0");
+        for op in &recipe.process {
+            h.update(&(op.entry as u64).to_le_bytes());
+        }
     }
     let mut seen = std::collections::HashSet::new();
     for model in recipe.process.iter().flat_map(|op| &op.models) {

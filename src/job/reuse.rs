@@ -412,7 +412,7 @@ mod tests {
         }
         let recipe = |min_len: u32, format: &str| {
             format!(
-                "dataset_path: x.jsonl\nmodel_dir: {}\nintermediate_storage:\n  format: {format}\nprocess:\n  - whitespace_normalization_mapper:\n  - perplexity_filter:\n      lang: en\n  - text_length_filter:\n      min_len: {min_len}\n",
+                "dataset_path: x.jsonl\nmodel_dir: {}\nreorder_filters: false\nintermediate_storage:\n  format: {format}\nprocess:\n  - whitespace_normalization_mapper:\n  - perplexity_filter:\n      lang: en\n  - text_length_filter:\n      min_len: {min_len}\n",
                 models.path().display()
             )
         };

@@ -43,6 +43,7 @@ pub async fn run(recipe: &Recipe, opts: &RunOptions) -> Result<RunReport> {
         }
         let started = Instant::now();
         let index = Arc::new(build_index(recipe).await?);
+        let recipe = &crate::filter_probe::ordered(recipe, &index).await?;
         let ranges = plan_partitioning(recipe, &index).await?.ranges;
         let starts = vec![Start::Input; ranges.len()];
         return execute(recipe, &index, &ranges, &starts, None, opts, started).await;

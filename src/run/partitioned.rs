@@ -149,6 +149,7 @@ async fn run_job(recipe: &Recipe, opts: &RunOptions, start: JobStart) -> Result<
         recipe.file
     );
     let index = Arc::new(build_index(recipe).await?);
+    let recipe = &crate::filter_probe::ordered(recipe, &index).await?;
     // Once per job: it reads every model file.
     let chain = reuse::op_chain(recipe)?;
     let parts = if start.strict {
@@ -431,7 +432,7 @@ async fn resume_partitioning(
     })?;
     if info.recipe_hash != job::recipe_hash(recipe)? {
         bail!(
-            "The recipe's hash differs from the one the job was started with. Use the same config file, CLI arguments and model files for resumption. {KEPT}"
+            "The recipe's hash differs from the one the job was started with. Use the same config file, CLI arguments and model files for resumption; a job started by a dj-fusion that ran its filters in another order cannot resume here. {KEPT}"
         );
     }
     let ranges = info.saved_ranges(index.total_rows)?;

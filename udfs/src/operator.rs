@@ -66,6 +66,11 @@ pub struct FilterOp {
     pub stat_key: &'static str,
     /// Text -> stat (Int64 or Float64).
     pub stat_udf: Arc<ScalarUDF>,
+    /// Text -> the stat as far as the filter's decision needs it (same type): exact for every
+    /// row the range may keep, and for a row it rejects some value the range rejects (a bound
+    /// found without the full work). Runs use it; `dj-analyze`, which reports every row's stat,
+    /// uses `stat_udf`. `None`: `stat_udf` serves both.
+    pub decide_udf: Option<Arc<ScalarUDF>>,
     pub range: StatRange,
 }
 

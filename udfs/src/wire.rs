@@ -35,7 +35,9 @@ pub fn identity_of(udf: &ScalarUDF) -> Option<&UdfIdentity> {
 pub(crate) fn operator_udfs(op: &Operator) -> Vec<Arc<ScalarUDF>> {
     match op {
         Operator::Mapper { udf } => vec![udf.clone()],
-        Operator::Filter(f) => vec![f.stat_udf.clone()],
+        Operator::Filter(f) => std::iter::once(f.stat_udf.clone())
+            .chain(f.decide_udf.clone())
+            .collect(),
         Operator::Deduplicator(d) => vec![d.hash_udf.clone()],
         Operator::FieldFilter(f) => f
             .stats
@@ -108,6 +110,23 @@ mod tests {
         let id = identity_of(&udf).unwrap();
         assert!(id.config.contains("\"min_len\":7"), "{}", id.config);
         assert_eq!(*rebuild_udf(id).unwrap(), *udf);
+    }
+
+    /// A filter's second form of its stat (`words_num_filter` with tokenization and a maximum)
+    /// travels as its own UDF and comes back as it left.
+    #[test]
+    fn a_deciding_stat_travels_too() {
+        let models = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/models");
+        let spec = lookup("words_num_filter").unwrap();
+        let given = serde_json::json!({"tokenization": true, "max_num": 100, "model_dir": models});
+        let (_, op) = spec.instantiate(given.as_object().unwrap()).unwrap();
+        let udfs = operator_udfs(&op);
+        assert_eq!(udfs.len(), 2);
+        assert_eq!(udfs[1].name(), "words_num_filter_decide");
+        for udf in udfs {
+            let id = identity_of(&udf).unwrap();
+            assert_eq!(*rebuild_udf(id).unwrap(), *udf);
+        }
     }
 
     #[test]

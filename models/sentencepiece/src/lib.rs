@@ -186,6 +186,47 @@ impl SentencePiece {
         out.extend(pieces.iter().map(str::to_string));
     }
 
+    /// Calls `f` with each word of the normalized `text` and returns true, when no piece of this
+    /// model can span two words; returns false without calling `f` otherwise. A word runs from
+    /// the start of a ▁ (U+2581) to the next one (the first from the start of the text). Every
+    /// piece of [`Self::encode_as_pieces`] then lies within one word, so a caller can bound what
+    /// the pieces hold from the words, for the cost of the normalization alone.
+    pub fn for_each_word(&self, text: &str, mut f: impl FnMut(&str)) -> bool {
+        if !self.vocab.words_apart {
+            return false;
+        }
+        let mut each_word = |normalized: &[u8]| {
+            let Ok(normalized) = std::str::from_utf8(normalized) else {
+                return false;
+            };
+            let mut start = 0;
+            for (at, _) in normalized.match_indices('\u{2581}') {
+                if at > start {
+                    f(&normalized[start..at]);
+                }
+                start = at;
+            }
+            if normalized.len() > start {
+                f(&normalized[start..]);
+            }
+            true
+        };
+        let mut normalize = |scratch: &mut Scratch| {
+            self.normalizer.normalize(
+                text.as_bytes(),
+                &self.vocab.user_symbols,
+                &mut scratch.normalized,
+            );
+            let done = each_word(&scratch.normalized);
+            scratch.trim();
+            done
+        };
+        match SCRATCH.try_with(|cell| cell.try_borrow_mut().ok().map(|mut s| normalize(&mut s))) {
+            Ok(Some(done)) => done,
+            _ => normalize(&mut Scratch::default()),
+        }
+    }
+
     /// The pieces of [`Self::encode_as_pieces`], appended to `out` as one string and their
     /// ends: no allocation per piece, which for long documents was a fifth of the encoding.
     pub fn encode_joined(&self, text: &str, out: &mut Pieces) {
@@ -401,6 +442,52 @@ pub(crate) fn fixture_models() -> Vec<(std::path::PathBuf, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::{Pieces, Scratch, SentencePiece, fixture_models, tiles};
+
+    /// Where a model says its pieces never span two words, no piece does: the words joined are
+    /// the pieces joined, and every start of a word is the start of a piece.
+    #[test]
+    fn pieces_stay_within_words() {
+        let texts = [
+            "Hello, world!  The quick brown fox's 42 jumps.\nNew line\tand tab",
+            "user symbols: <sep> [MASK] @@ C++ hello world <ctrl>",
+            "unknown \u{1F600}\u{1F601} runs \u{10FFFF} and \u{2603}\u{2603} snow",
+            "混合 text with 中文字符 and ｆｕｌｌｗｉｄｔｈ \u{2581}\u{2581}x\u{2581}",
+            "",
+            "   ",
+        ];
+        let (mut apart, mut not) = (0, 0);
+        for (path, bytes) in fixture_models() {
+            let sp = SentencePiece::from_bytes(&bytes).unwrap();
+            for text in texts {
+                let mut words = Vec::new();
+                if !sp.for_each_word(text, |w| words.push(w.to_string())) {
+                    not += 1;
+                    continue;
+                }
+                apart += 1;
+                let pieces = sp.encode_as_pieces(text);
+                assert_eq!(
+                    words.concat(),
+                    pieces.concat(),
+                    "{} {text:?}",
+                    path.display()
+                );
+                let ends = |parts: &[String]| {
+                    (parts.iter())
+                        .scan(0, |end, p| {
+                            *end += p.len();
+                            Some(*end)
+                        })
+                        .collect::<Vec<_>>()
+                };
+                let piece_ends = ends(&pieces);
+                for end in ends(&words) {
+                    assert!(piece_ends.contains(&end), "{} {text:?}", path.display());
+                }
+            }
+        }
+        assert!(apart >= 12 && not >= 12, "{apart} apart, {not} not");
+    }
 
     /// Copying the text once gives the pieces and ids that copying piece by piece gives, with
     /// unknown characters (merged runs) and control pieces among them.

@@ -58,6 +58,10 @@ pub(crate) struct Vocab {
     pub(crate) user_symbols: PrefixMatcher,
     /// Minimum score over NORMAL pieces (FLT_MAX when there are none, as in the C++).
     pub(crate) min_score: f32,
+    /// No piece can span the start of a ▁: a unigram model without byte fallback whose pieces
+    /// hold ▁ only as their first character and that has ▁ itself as a piece (so a ▁ is never
+    /// part of an unknown piece, and unknown pieces merged in a row never cross one).
+    pub(crate) words_apart: bool,
 }
 
 /// `<0x41>`-style byte piece names (uppercase hex only); `None` for anything else.
@@ -189,6 +193,12 @@ impl Vocab {
                 _ => p.score,
             })
             .collect();
+        const SPACE: &[u8] = "\u{2581}".as_bytes();
+        let words_apart = model_type == ModelType::Unigram
+            && !byte_fallback
+            && lookup_keys.iter().any(|(piece, _)| *piece == SPACE)
+            && !(lookup_keys.iter())
+                .any(|(piece, _)| piece.len() > 1 && piece[1..].windows(3).any(|w| w == SPACE));
         Ok(Vocab {
             scores: model.pieces.iter().map(|p| p.score).collect(),
             lattice_scores,
@@ -200,6 +210,7 @@ impl Vocab {
                 trie: (!user_keys.is_empty()).then(|| DoubleArray::build(&user_keys)),
             },
             min_score,
+            words_apart,
         })
     }
 

@@ -37,6 +37,8 @@ pub(super) struct RecipeFile {
     pub event_logging: Option<bool>,
     pub model_dir: Option<String>,
     pub skip_op_error: Option<bool>,
+    /// dj-fusion's own: whether consecutive filters run cheapest first (default true).
+    pub reorder_filters: Option<bool>,
     #[serde(deserialize_with = "positive")]
     pub memory_budget_mb: Option<u64>,
     pub partition: Option<PartitionSection>,

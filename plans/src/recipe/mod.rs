@@ -15,7 +15,10 @@ use crate::yaml_lines::YamlLines;
 use file::{CheckpointSection, CountOrAuto, PartitionSection, StorageSection, StrategyName};
 
 mod file;
+mod order;
 mod settings;
+
+pub use order::FilterSample;
 
 use settings::DEFAULT_SCHEDULER;
 pub use settings::{
@@ -53,8 +56,11 @@ fn location(file: &str, line: Option<usize>) -> String {
 /// One `process:` entry, validated and built.
 #[derive(Debug, Clone)]
 pub struct OpConfig {
-    /// 0-based position in `process`.
+    /// 0-based position in [`Recipe::process`]: where the op runs.
     pub index: usize,
+    /// 0-based position in the recipe file's `process` list (consecutive filters may run in
+    /// another order, see [`Recipe::reordered`]); what messages to the user name.
+    pub entry: usize,
     pub name: String,
     pub spec: &'static OpSpec,
     pub params: Params,
@@ -101,7 +107,16 @@ pub struct Recipe {
     /// `memory_budget_mb`: what the global operators (deduplicators) may hold in memory before
     /// they spill to disk; `None`: the runner's default (a quarter of the available memory).
     pub memory_budget_mb: Option<u64>,
+    /// The ops in the order they run: the recipe's, except that consecutive filters run by cost
+    /// (and, once the runner has sampled the input, by what they drop) unless
+    /// `reorder_filters: false` (see `order`).
     pub process: Vec<OpConfig>,
+    /// The ranges of [`Self::process`] whose filters may run in any order (see `order`); empty
+    /// with `reorder_filters: false`.
+    pub filter_windows: Vec<std::ops::Range<usize>>,
+    /// The windows whose filters run in another order than the recipe's. Checkpoints fall only
+    /// at their ends, so a partition runs each one whole.
+    pub reordered: Vec<std::ops::Range<usize>>,
     pub partition: PartitionConfig,
     pub checkpoint: CheckpointConfig,
     pub intermediate_storage: IntermediateStorage,
@@ -137,6 +152,7 @@ const READ_KEYS: &[&str] = &[
     "model_dir",
     "memory_budget_mb",
     "skip_op_error",
+    "reorder_filters",
 ];
 
 /// Data-Juicer keys accepted without effect here (tracing, caching, Ray and analysis settings).
@@ -291,12 +307,18 @@ impl Recipe {
         let checkpoint = checkpoint(settings.checkpoint.unwrap_or_default(), file, &mut warnings);
         let intermediate_storage = storage(settings.intermediate_storage.unwrap_or_default());
         // Model-based ops look here first (their own `model_dir` parameter, filled in from it).
-        let process = ctx.process(
+        let mut process = ctx.process(
             map.get("process"),
             &text_keys[0],
             settings.model_dir.as_deref(),
             settings.skip_op_error,
         )?;
+        let executor_type = settings.executor_type.unwrap_or(ExecutorType::Default);
+        let (filter_windows, reordered) = if settings.reorder_filters.unwrap_or(true) {
+            order::reorder_filters(&mut process, executor_type, &checkpoint)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Ok(Recipe {
             file: file.to_string(),
             source_text: text.to_string(),
@@ -313,7 +335,7 @@ impl Recipe {
             text_keys,
             work_dir: settings.work_dir,
             job_id: settings.job_id,
-            executor_type: settings.executor_type.unwrap_or(ExecutorType::Default),
+            executor_type,
             engine: settings.engine.unwrap_or(Engine::Local),
             scheduler: settings
                 .scheduler
@@ -323,6 +345,8 @@ impl Recipe {
             event_logging: settings.event_logging.unwrap_or(true),
             memory_budget_mb: settings.memory_budget_mb,
             process,
+            filter_windows,
+            reordered,
             partition,
             checkpoint,
             intermediate_storage,
@@ -612,6 +636,7 @@ impl Ctx<'_> {
             })?;
             ops.push(OpConfig {
                 index,
+                entry: index,
                 name,
                 spec,
                 params,

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::PY_MAXSIZE;
-use crate::filter::build_filter;
-use crate::models::WordSource;
-use crate::operator::Operator;
+use crate::filter::{build_filter, build_filter_deciding};
+use crate::models::{SentencePiece, WordSource};
+use crate::operator::{Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::is_special_char;
@@ -128,14 +128,74 @@ pub(crate) fn words_num_spec() -> OpSpec {
     }
 }
 
+/// `num_words` with tokenization as far as a `max_num` bound needs it. The words of the
+/// normalized text (from one ▁ to the next) that hold a character outside `SPECIAL_CHARACTERS`
+/// are a lower bound on the pieces that do: with a model whose pieces never span two words
+/// ([`SentencePiece::for_each_word`]), the piece holding that character lies in that word and
+/// counts. A text with more such words than `max_num` allows is rejected with that bound, for
+/// the cost of normalizing it, without segmenting it; any other gets the exact count.
+#[derive(Debug)]
+struct NumWordsDecided {
+    sp: Arc<SentencePiece>,
+    words: WordSource,
+    max: f64,
+    max_closed: bool,
+}
+
+impl NumWordsDecided {
+    fn rejects(&self, count: f64) -> bool {
+        if self.max_closed {
+            count > self.max
+        } else {
+            count >= self.max
+        }
+    }
+}
+
+impl TextStat for NumWordsDecided {
+    fn stat_type(&self) -> StatType {
+        StatType::Int64
+    }
+    fn compute(&self, text: &str) -> StatValue {
+        // A text has at most one word per character, and one more for a dummy prefix.
+        if self.rejects(text.len() as f64 + 1.0) {
+            let mut bound = 0i64;
+            let counted = self.sp.for_each_word(text, |w| {
+                bound += i64::from(w.chars().any(|c| !is_special_char(c)));
+            });
+            if counted && self.rejects(bound as f64) {
+                return StatValue::Int(bound);
+            }
+        }
+        StatValue::Int(self.words.with_words(text, count_words))
+    }
+}
+
 fn build_words_num(p: &Params) -> Result<Operator, ParamError> {
     let words = WordSource::from_params(p)?;
-    Ok(build_filter(
+    let decide = |range: &StatRange| -> Option<Arc<dyn TextStat>> {
+        let WordSource::Pieces(sp) = &words else {
+            return None;
+        };
+        let max = range
+            .max
+            .filter(|m| !range.reversed && *m < PY_MAXSIZE as f64)?;
+        Some(Arc::new(NumWordsDecided {
+            sp: sp.clone(),
+            words: words.clone(),
+            max,
+            max_closed: range.max_closed,
+        }))
+    };
+    Ok(build_filter_deciding(
         p,
         "num_words",
-        Arc::new(NumWords { words }),
+        Arc::new(NumWords {
+            words: words.clone(),
+        }),
         p.int("min_num").map(|v| v as f64),
         p.int("max_num").map(|v| v as f64),
+        decide,
     ))
 }
 
@@ -250,5 +310,53 @@ mod tests {
         );
         let e = build("words_num_filter", json!({"lang": 1})).unwrap_err();
         assert!(matches!(e, ParamError::WrongType { .. }));
+    }
+
+    /// The stat a run decides with equals the exact one wherever the range may keep the row,
+    /// and is rejected wherever the exact one is; long texts are rejected from the words alone.
+    #[test]
+    fn decided_num_words_keep_and_reject_as_the_exact_count() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/models");
+        let (sp, _) = crate::models::sentencepiece("en", Some(&dir)).unwrap();
+        let words = WordSource::Pieces(sp.clone());
+        let exact = NumWords {
+            words: words.clone(),
+        };
+        let mut texts: Vec<String> = NUM_WORDS_CASES.iter().map(|(t, _)| t.to_string()).collect();
+        let sentence = "Hello, world! Can't stop: 42 x-ray (ok) naïve ... \u{2581}odd 中文 ";
+        for n in [1, 3, 10, 40, 200] {
+            texts.push(sentence.repeat(n));
+        }
+        let (mut shortcuts, mut checked) = (0, 0);
+        for text in &texts {
+            let StatValue::Int(want) = exact.compute(text) else {
+                panic!("int stat")
+            };
+            for max in [0.0, 1.0, 5.0, 30.0, 100.0, 500.0, 2000.0] {
+                for max_closed in [true, false] {
+                    let decided = NumWordsDecided {
+                        sp: sp.clone(),
+                        words: words.clone(),
+                        max,
+                        max_closed,
+                    };
+                    let StatValue::Int(got) = decided.compute(text) else {
+                        panic!("int stat")
+                    };
+                    checked += 1;
+                    if decided.rejects(want as f64) {
+                        assert!(decided.rejects(got as f64), "{text:?} max {max}: {got}");
+                        assert!(got <= want, "{text:?}: a bound, {got} > {want}");
+                        shortcuts += usize::from(got != want);
+                    } else {
+                        assert_eq!(got, want, "{text:?} max {max} closed {max_closed}");
+                    }
+                }
+            }
+        }
+        assert!(
+            shortcuts > 10,
+            "{shortcuts} of {checked} decided from the words"
+        );
     }
 }

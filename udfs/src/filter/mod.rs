@@ -70,6 +70,26 @@ pub(crate) fn build_filter(
     Operator::Filter(FilterOp {
         stat_key,
         stat_udf: OpUdf::stat(UdfIdentity::of(params, ""), stat),
+        decide_udf: None,
         range: StatRange::from_params(params, min, max),
     })
+}
+
+/// [`build_filter`] with a second form of the stat for runs, `decide`, made from the op's range:
+/// exact wherever the range may keep a row (see [`FilterOp::decide_udf`]); `None` from `decide`
+/// when the range gives it nothing to spare.
+pub(crate) fn build_filter_deciding(
+    params: &Params,
+    stat_key: &'static str,
+    stat: Arc<dyn TextStat>,
+    min: Option<f64>,
+    max: Option<f64>,
+    decide: impl FnOnce(&StatRange) -> Option<Arc<dyn TextStat>>,
+) -> Operator {
+    let mut op = build_filter(params, stat_key, stat, min, max);
+    if let Operator::Filter(f) = &mut op {
+        f.decide_udf =
+            decide(&f.range).map(|stat| OpUdf::stat(UdfIdentity::of(params, "_decide"), stat));
+    }
+    op
 }

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Fields};
-use datafusion::common::{Column, DFSchema, DataFusionError};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::DFSchema;
 use datafusion::datasource::{TableProvider, provider_as_source};
 use datafusion::functions::core::expr_fn::{get_field, named_struct};
 use datafusion::logical_expr::{
@@ -19,10 +19,7 @@ use dj_udfs::columns::{
     HASH_COLUMN, JOINT_STATS_COLUMN, MEDIA_MAPPED_COLUMN, META_COLUMN, ORDER_COLUMN,
     SELECT_KEY_COLUMN, SOURCE_FILE_COLUMN, STATS_COLUMN,
 };
-use dj_udfs::{
-    DedupReads, MediaMapperOp, MediaMapperShape, Operator, PY_MAXSIZE, SelectorKind, SelectorOp,
-    StatRange,
-};
+use dj_udfs::{DedupReads, MediaMapperOp, MediaMapperShape, Operator, SelectorKind, SelectorOp};
 
 use crate::nodes::dedup::DedupBarrier;
 use crate::nodes::{
@@ -31,55 +28,21 @@ use crate::nodes::{
 use crate::nodes::{SelectBarrier, SelectNode};
 use crate::recipe::{OpConfig, Recipe};
 
-#[derive(Debug, thiserror::Error)]
-pub enum CompileError {
-    #[error(
-        "process entry {entry} ({op}): text column `{column}` is not in the input; its columns are: {available}"
-    )]
-    MissingColumn {
-        entry: usize,
-        op: String,
-        column: String,
-        available: String,
-    },
-    #[error(
-        "process entry {entry} ({op}): column `{column}` must be a string column, it is {actual}"
-    )]
-    NotText {
-        entry: usize,
-        op: String,
-        column: String,
-        actual: String,
-    },
-    #[error(
-        "process entry {entry} ({op}): field `{field}` is not in the input (`{missing}` is missing; available: {available})"
-    )]
-    MissingField {
-        entry: usize,
-        op: String,
-        field: String,
-        missing: String,
-        available: String,
-    },
-    #[error(
-        "process entry {entry} ({op}): a deduplicator after a selector is not supported yet (the selector reorders rows; put the deduplicator first)"
-    )]
-    DedupAfterSelector { entry: usize, op: String },
-    #[error("input column `{STATS_COLUMN}` must be a struct of stats, it is {0}")]
-    BadStats(String),
-    #[error(transparent)]
-    DataFusion(#[from] DataFusionError),
-}
+mod error;
+mod stats;
+
+pub use error::CompileError;
+pub use stats::json_stats;
+use stats::{
+    column, json_stats_of, range_predicate, stat_names, stats_fields, stats_in_recipe_order,
+    stored_stat, with_column,
+};
 
 /// The compiled plan and the per-op row counters its `DjOp` nodes fill.
 #[derive(Debug, Clone)]
 pub struct CompiledRecipe {
     pub plan: LogicalPlan,
     pub counters: Arc<OpCounters>,
-}
-
-fn column(name: &str) -> Expr {
-    Expr::Column(Column::new_unqualified(name))
 }
 
 /// Per-partition compilation context: which logical partition, the dedup barriers shared by all
@@ -92,32 +55,6 @@ pub struct PartitionContext<'a> {
     pub checkpoint: &'a dyn Fn(&OpConfig) -> Option<CheckpointTarget>,
     /// Whether new stats pass Data-Juicer's JSON round trip (see [`json_stats`]).
     pub json_stats: bool,
-}
-
-/// Whether a run over `input` keeps its stats as Data-Juicer's JSON column, which rounds every
-/// new float stat to 10 significant decimals: when Data-Juicer creates `__dj__stats__` itself,
-/// or the input's stats objects have varying keys. Rows that carry `__dj__stats__` objects
-/// with the same keys keep them as a struct, and new stats stay exact.
-pub fn json_stats(input: &crate::source::InputIndex) -> bool {
-    json_stats_of(&input.schema) || input.json_types.is_generic_column(STATS_COLUMN)
-}
-
-/// [`json_stats`] from a schema alone (no generic JSON fields known).
-fn json_stats_of(input: &datafusion::arrow::datatypes::Schema) -> bool {
-    !matches!(
-        input.field_with_name(STATS_COLUMN).map(|f| f.data_type()),
-        Ok(DataType::Struct(_))
-    )
-}
-
-/// A newly computed stat as the run stores it: through Data-Juicer's JSON round trip when
-/// `json` and the value holds floats.
-fn stored_stat(value: Expr, value_type: &DataType, json: bool) -> Expr {
-    if json && dj_udfs::filter::json_stats::has_float(value_type) {
-        dj_udfs::filter::json_stats::json_stats_udf().call(vec![value])
-    } else {
-        value
-    }
 }
 
 /// Compiles all of `recipe.process` over `table` as one stand-alone partition (no checkpoints).
@@ -263,8 +200,17 @@ pub fn compile_partition(
         load = format!("{load}; {note}");
     }
     plan = boundary(plan, Boundary::Load, load, "source", &counters);
+    // The stats a reordered run of filters found, for putting the ones it adds in recipe order.
+    let mut stats_before_run = stat_names(plan.schema())?;
     for op in ops {
+        let run = recipe.reordered.iter().find(|r| r.contains(&op.index));
+        if run.is_some_and(|r| r.start == op.index) {
+            stats_before_run = stat_names(plan.schema())?;
+        }
         plan = compile_op(plan, op, &counters, ctx, recipe.keep_hashes_in_res_ds)?;
+        if let Some(run) = run.filter(|r| r.end == op.index + 1) {
+            plan = stats_in_recipe_order(plan, &stats_before_run, &recipe.process[run.clone()])?;
+        }
         plan = boundary(
             plan,
             Boundary::Op(op.index),
@@ -309,7 +255,7 @@ fn check_text_column(schema: &DFSchema, op: &OpConfig) -> Result<(), CompileErro
         .iter()
         .find(|f| f.name() == name)
         .ok_or_else(|| CompileError::MissingColumn {
-            entry: op.index + 1,
+            entry: op.entry + 1,
             op: op.name.clone(),
             column: name.to_string(),
             available: if schema.fields().is_empty() {
@@ -326,7 +272,7 @@ fn check_text_column(schema: &DFSchema, op: &OpConfig) -> Result<(), CompileErro
     match field.data_type() {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(()),
         other => Err(CompileError::NotText {
-            entry: op.index + 1,
+            entry: op.entry + 1,
             op: op.name.clone(),
             column: name.to_string(),
             actual: other.to_string(),
@@ -334,79 +280,19 @@ fn check_text_column(schema: &DFSchema, op: &OpConfig) -> Result<(), CompileErro
     }
 }
 
-/// All columns, with `name` replaced by `value` (or appended if absent).
-fn with_column(schema: &DFSchema, name: &str, value: Expr) -> Vec<Expr> {
-    let mut exprs: Vec<Expr> = Vec::with_capacity(schema.fields().len() + 1);
-    let mut value = Some(value.alias(name));
-    for f in schema.fields() {
-        if f.name() == name {
-            exprs.push(value.take().unwrap());
-        } else {
-            exprs.push(column(f.name()));
-        }
-    }
-    exprs.extend(value);
-    exprs
-}
-
-fn stats_fields(schema: &DFSchema) -> Result<Option<Fields>, CompileError> {
-    match schema.fields().iter().find(|f| f.name() == STATS_COLUMN) {
-        None => Ok(None),
-        Some(f) => match f.data_type() {
-            DataType::Struct(fields) => Ok(Some(fields.clone())),
-            // An all-null stats column from an input file: treated as empty.
-            DataType::Null => Ok(Some(Fields::empty())),
-            other => Err(CompileError::BadStats(other.to_string())),
-        },
-    }
-}
-
-/// The keep predicate of a filter. Bounds are integer literals for integer stats (no casts);
-/// a bound at `sys.maxsize` or beyond is dropped, since no stat reaches it.
-fn range_predicate(stat: Expr, integer_stat: bool, r: &StatRange) -> Option<Expr> {
-    let bound = |v: f64| {
-        if integer_stat && v.fract() == 0.0 && v.abs() < 9.2e18 {
-            lit(v as i64)
-        } else {
-            lit(v)
-        }
-    };
-    let max = r.max.filter(|v| *v < PY_MAXSIZE as f64);
-    let lo = r.min.map(|v| {
-        if r.min_closed {
-            stat.clone().gt_eq(bound(v))
-        } else {
-            stat.clone().gt(bound(v))
-        }
-    });
-    let hi = max.map(|v| {
-        if r.max_closed {
-            stat.clone().lt_eq(bound(v))
-        } else {
-            stat.clone().lt(bound(v))
-        }
-    });
-    let keep = match (lo, hi) {
-        (Some(a), Some(b)) => Some(a.and(b)),
-        (a, b) => a.or(b),
-    }?;
-    // A null stat (null text) is never kept, in either direction.
-    Some(if r.reversed {
-        stat.is_not_null().and(Expr::Not(Box::new(keep)))
-    } else {
-        keep
-    })
-}
-
 /// A filter's stats added to `__dj__stats__` (only those the rows do not already carry, as
 /// Data-Juicer skips a stat that is there), without filtering, and the predicate of the rows the
 /// filter keeps (`None`: unbounded, it keeps every row). The compiler filters on it; `dj-analyze`
-/// counts it. With `counters`, the computation is labelled as the op's stats in the plan.
+/// counts it. With `counters`, the computation is labelled as the op's stats in the plan. With
+/// `exact` every row's stat is computed in full (the analyzer reports them all); otherwise a
+/// rejected row's stat may be computed only as far as the filter's decision needs
+/// (`FilterOp::decide_udf`): the rows kept, and their stats, are the same.
 pub fn filter_stats(
     plan: LogicalPlan,
     op: &OpConfig,
     counters: Option<&Arc<OpCounters>>,
     json_stats: bool,
+    exact: bool,
 ) -> Result<(LogicalPlan, Option<Expr>), CompileError> {
     let f = match &op.operator {
         Operator::Filter(f) => f,
@@ -432,7 +318,11 @@ pub fn filter_stats(
             args.push(get_field(column(STATS_COLUMN), field.name().as_str()));
         }
         args.push(lit(f.stat_key));
-        let stat = f.stat_udf.call(vec![column(op.text_key())]);
+        let udf = match &f.decide_udf {
+            Some(decide) if !exact => decide,
+            _ => &f.stat_udf,
+        };
+        let stat = udf.call(vec![column(op.text_key())]);
         args.push(stored_stat(stat, &stat_type, json_stats));
         let computed = LogicalPlanBuilder::from(plan)
             .project(with_column(&schema, STATS_COLUMN, named_struct(args)))?
@@ -473,7 +363,7 @@ fn compile_op(
 ) -> Result<LogicalPlan, CompileError> {
     let schema = plan.schema().clone();
     if let Operator::FieldFilter(_) = &op.operator {
-        let (plan, keep) = filter_stats(plan, op, Some(counters), ctx.json_stats)?;
+        let (plan, keep) = filter_stats(plan, op, Some(counters), ctx.json_stats, false)?;
         let keep = keep.expect("a field filter always has a keep predicate");
         return Ok(LogicalPlanBuilder::from(plan).filter(keep)?.build()?);
     }
@@ -487,7 +377,7 @@ fn compile_op(
         && schema.fields().iter().any(|f| f.name() == ORDER_COLUMN)
     {
         return Err(CompileError::DedupAfterSelector {
-            entry: op.index + 1,
+            entry: op.entry + 1,
             op: op.name.clone(),
         });
     }
@@ -499,7 +389,8 @@ fn compile_op(
             .project(with_column(&schema, op.text_key(), udf.call(vec![text])))?
             .build()?,
         Operator::Filter(_) => {
-            let (plan, keep) = filter_stats(builder.build()?, op, Some(counters), ctx.json_stats)?;
+            let (plan, keep) =
+                filter_stats(builder.build()?, op, Some(counters), ctx.json_stats, false)?;
             match keep {
                 Some(pred) => LogicalPlanBuilder::from(plan).filter(pred)?.build()?,
                 None => plan,
@@ -796,7 +687,7 @@ fn field_filter_stats(
         Err(_) if f.optional => lit(datafusion::common::ScalarValue::Null),
         Err((missing, available)) => {
             return Err(CompileError::MissingField {
-                entry: op.index + 1,
+                entry: op.entry + 1,
                 op: op.name.clone(),
                 field: f.field.clone(),
                 missing,
@@ -953,7 +844,7 @@ fn compile_selector(
             Ok(e) => udf.call(vec![e]),
             Err((missing, available)) => {
                 return Err(CompileError::MissingField {
-                    entry: op.index + 1,
+                    entry: op.entry + 1,
                     op: op.name.clone(),
                     field: field.clone(),
                     missing,
