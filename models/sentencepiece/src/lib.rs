@@ -192,38 +192,56 @@ impl SentencePiece {
     /// piece of [`Self::encode_as_pieces`] then lies within one word, so a caller can bound what
     /// the pieces hold from the words, for the cost of the normalization alone.
     pub fn for_each_word(&self, text: &str, mut f: impl FnMut(&str)) -> bool {
-        if !self.vocab.words_apart {
-            return false;
-        }
-        let mut each_word = |normalized: &[u8]| {
-            let Ok(normalized) = std::str::from_utf8(normalized) else {
-                return false;
-            };
+        self.with_normalized(text, |normalized| {
             let mut start = 0;
-            for (at, _) in normalized.match_indices('\u{2581}') {
-                if at > start {
-                    f(&normalized[start..at]);
+            while start < normalized.len() {
+                let end = next_word(normalized, start);
+                f(&normalized[start..end]);
+                start = end;
+            }
+        })
+        .is_some()
+    }
+
+    /// How many words of the normalized `text` (see [`Self::for_each_word`]) hold a character
+    /// `counts` accepts, or `None` when this model's pieces may span two words. `counts` is asked
+    /// about each word's characters up to the first it accepts.
+    pub fn count_words(&self, text: &str, counts: impl Fn(char) -> bool) -> Option<usize> {
+        self.with_normalized(text, |normalized| {
+            let (mut words, mut counted) = (0, false);
+            for (at, c) in normalized.char_indices() {
+                if c == '\u{2581}' && at > 0 {
+                    counted = false;
                 }
-                start = at;
+                if !counted && counts(c) {
+                    counted = true;
+                    words += 1;
+                }
             }
-            if normalized.len() > start {
-                f(&normalized[start..]);
-            }
-            true
-        };
-        let mut normalize = |scratch: &mut Scratch| {
+            words
+        })
+    }
+
+    /// Calls `f` with `text` normalized when no piece of this model can span two words.
+    fn with_normalized<R>(&self, text: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
+        if !self.vocab.words_apart {
+            return None;
+        }
+        let normalize = |scratch: &mut Scratch| {
             self.normalizer.normalize(
                 text.as_bytes(),
                 &self.vocab.user_symbols,
                 &mut scratch.normalized,
             );
-            let done = each_word(&scratch.normalized);
+            let r = simdutf8::basic::from_utf8(&scratch.normalized).ok().map(f);
             scratch.trim();
-            done
+            r
         };
-        match SCRATCH.try_with(|cell| cell.try_borrow_mut().ok().map(|mut s| normalize(&mut s))) {
-            Ok(Some(done)) => done,
-            _ => normalize(&mut Scratch::default()),
+        let mut normalize = Some(normalize);
+        let mut run = |scratch: &mut Scratch| normalize.take().and_then(|n| n(scratch));
+        match SCRATCH.try_with(|cell| cell.try_borrow_mut().ok().map(|mut s| run(&mut s))) {
+            Ok(Some(r)) => r,
+            _ => run(&mut Scratch::default()),
         }
     }
 
@@ -461,10 +479,14 @@ mod tests {
             for text in texts {
                 let mut words = Vec::new();
                 if !sp.for_each_word(text, |w| words.push(w.to_string())) {
+                    assert_eq!(sp.count_words(text, |_| true), None);
                     not += 1;
                     continue;
                 }
                 apart += 1;
+                assert_eq!(sp.count_words(text, |_| true), Some(words.len()));
+                let with_x = words.iter().filter(|w| w.contains('x')).count();
+                assert_eq!(sp.count_words(text, |c| c == 'x'), Some(with_x));
                 let pieces = sp.encode_as_pieces(text);
                 assert_eq!(
                     words.concat(),
@@ -529,4 +551,12 @@ mod tests {
         fn check<T: Send + Sync>() {}
         check::<SentencePiece>();
     }
+}
+
+/// Where the word of `text` starting at `start` ends: at the next ▁ after its first character.
+fn next_word(text: &str, start: usize) -> usize {
+    let first = text[start..].chars().next().map_or(0, char::len_utf8);
+    text[start + first..]
+        .find('\u{2581}')
+        .map_or(text.len(), |at| start + first + at)
 }

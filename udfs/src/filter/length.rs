@@ -131,7 +131,7 @@ pub(crate) fn words_num_spec() -> OpSpec {
 /// `num_words` with tokenization as far as a `max_num` bound needs it. The words of the
 /// normalized text (from one ▁ to the next) that hold a character outside `SPECIAL_CHARACTERS`
 /// are a lower bound on the pieces that do: with a model whose pieces never span two words
-/// ([`SentencePiece::for_each_word`]), the piece holding that character lies in that word and
+/// ([`SentencePiece::count_words`]), the piece holding that character lies in that word and
 /// counts. A text with more such words than `max_num` allows is rejected with that bound, for
 /// the cost of normalizing it, without segmenting it; any other gets the exact count.
 #[derive(Debug)]
@@ -159,12 +159,9 @@ impl TextStat for NumWordsDecided {
     fn compute(&self, text: &str) -> StatValue {
         // A text has at most one word per character, and one more for a dummy prefix.
         if self.rejects(text.len() as f64 + 1.0) {
-            let mut bound = 0i64;
-            let counted = self.sp.for_each_word(text, |w| {
-                bound += i64::from(w.chars().any(|c| !is_special_char(c)));
-            });
-            if counted && self.rejects(bound as f64) {
-                return StatValue::Int(bound);
+            let bound = self.sp.count_words(text, |c| !is_special_char(c));
+            if let Some(bound) = bound.filter(|&b| self.rejects(b as f64)) {
+                return StatValue::Int(bound as i64);
             }
         }
         StatValue::Int(self.words.with_words(text, count_words))
