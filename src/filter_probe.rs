@@ -49,8 +49,8 @@ pub(crate) async fn ordered_by_sample(
         return Ok(recipe);
     }
     for window in recipe.filter_windows.clone() {
-        // Ops before the window that write files or meet other partitions are not run on a
-        // sample: stop (the windows left keep their order by cost).
+        // A media mapper writes files: the sample does not go through it, and this window and
+        // those after it keep their order by cost.
         let before = &recipe.process[..window.start];
         if before
             .iter()
@@ -59,7 +59,15 @@ pub(crate) async fn ordered_by_sample(
             break;
         }
         let sample = sample_window(&recipe, index, &ranges, window.clone()).await?;
-        recipe.order_by_sample(window, &sample);
+        recipe.order_by_sample(window.clone(), &sample);
+        let order: Vec<&str> = (recipe.process[window].iter())
+            .map(|op| op.name.as_str())
+            .collect();
+        tracing::info!(
+            "filters ordered by a sample of {} rows: {}",
+            sample.bytes.len(),
+            order.join(", ")
+        );
     }
     Ok(recipe)
 }

@@ -457,6 +457,14 @@ pub(crate) fn fixture_models() -> Vec<(std::path::PathBuf, Vec<u8>)> {
     models
 }
 
+/// Where the word of `text` starting at `start` ends: at the next ▁ after its first character.
+fn next_word(text: &str, start: usize) -> usize {
+    let first = text[start..].chars().next().map_or(0, char::len_utf8);
+    text[start + first..]
+        .find('\u{2581}')
+        .map_or(text.len(), |at| start + first + at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Pieces, Scratch, SentencePiece, fixture_models, tiles};
@@ -551,12 +559,4 @@ mod tests {
         fn check<T: Send + Sync>() {}
         check::<SentencePiece>();
     }
-}
-
-/// Where the word of `text` starting at `start` ends: at the next ▁ after its first character.
-fn next_word(text: &str, start: usize) -> usize {
-    let first = text[start..].chars().next().map_or(0, char::len_utf8);
-    text[start + first..]
-        .find('\u{2581}')
-        .map_or(text.len(), |at| start + first + at)
 }

@@ -288,7 +288,7 @@ mod tests {
                 "9:text_length_filter",
             ]
         );
-        assert_eq!(reordered, [1..8]);
+        assert_eq!(reordered, std::slice::from_ref(&(1..8)));
     }
 
     #[test]
