@@ -72,34 +72,18 @@ pub(crate) async fn ordered_by_sample(
     Ok(recipe)
 }
 
-/// Up to [`SAMPLE_PLACES`] runs of rows spread over the input, about `bytes` in all.
+/// Up to [`SAMPLE_PLACES`] runs of rows spread over the input, about `bytes` in all by the
+/// input's average row (its byte marks are too coarse to measure a few rows).
 fn sample_ranges(index: &InputIndex, bytes: u64) -> Vec<RowRange> {
-    let per_place = bytes / SAMPLE_PLACES as u64;
-    let mut ranges = Vec::new();
-    for place in index.byte_balanced_ranges(SAMPLE_PLACES) {
-        if place.is_empty() {
-            continue;
-        }
-        // The longest run from the start of the place within `per_place` bytes (at least a row).
-        let (mut lo, mut hi) = (place.start + 1, place.end);
-        while lo < hi {
-            let mid = lo + (hi - lo).div_ceil(2);
-            let run = RowRange {
-                start: place.start,
-                end: mid,
-            };
-            if index.approx_bytes(run) <= per_place {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        ranges.push(RowRange {
+    let per_row = (index.total_bytes() / index.total_rows.max(1)).max(1);
+    let rows = (bytes / SAMPLE_PLACES as u64 / per_row).max(1);
+    (index.byte_balanced_ranges(SAMPLE_PLACES).into_iter())
+        .filter(|place| !place.is_empty())
+        .map(|place| RowRange {
             start: place.start,
-            end: lo,
-        });
-    }
-    ranges
+            end: (place.start + rows).min(place.end),
+        })
+        .collect()
 }
 
 /// Runs the ops before `window` (but deduplicators and selectors, which only drop rows or
@@ -201,6 +185,9 @@ mod tests {
             ]
         );
         let index = Arc::new(InputIndex::build(input.to_str().unwrap()).unwrap());
+        // 1 MB takes every row; 64 KB one per place (the rows are about 4.5 KB on average).
+        let rows = |bytes| -> u64 { sample_ranges(&index, bytes).iter().map(|r| r.len()).sum() };
+        assert_eq!((rows(1 << 20), rows(64 << 10)), (64, 16));
         let ordered = ordered_by_sample(&recipe, &index, 1 << 20).await.unwrap();
         assert_eq!(
             names(&ordered),
