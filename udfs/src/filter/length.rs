@@ -157,7 +157,8 @@ impl TextStat for NumWordsDecided {
         StatType::Int64
     }
     fn compute(&self, text: &str) -> StatValue {
-        // A text has at most one word per character, and one more for a dummy prefix.
+        // Only a text longer (in bytes) than the bound can usually exceed it; the others go
+        // straight to the exact count, which is right for every text.
         if self.rejects(text.len() as f64 + 1.0) {
             let bound = self.sp.count_words(text, |c| !is_special_char(c));
             if let Some(bound) = bound.filter(|&b| self.rejects(b as f64)) {
