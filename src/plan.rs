@@ -445,7 +445,7 @@ pub(crate) async fn prepare_explain(recipe: &Recipe) -> Result<Explainable> {
     .await?;
     let first = plans.remove(0);
     Ok(Explainable {
-        recipe: ordered.clone(),
+        recipe: ordered,
         index,
         ranges,
         sizing,

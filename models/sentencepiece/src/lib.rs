@@ -186,26 +186,12 @@ impl SentencePiece {
         out.extend(pieces.iter().map(str::to_string));
     }
 
-    /// Calls `f` with each word of the normalized `text` and returns true, when no piece of this
-    /// model can span two words; returns false without calling `f` otherwise. A word runs from
-    /// the start of a ▁ (U+2581) to the next one (the first from the start of the text). Every
-    /// piece of [`Self::encode_as_pieces`] then lies within one word, so a caller can bound what
-    /// the pieces hold from the words, for the cost of the normalization alone.
-    pub fn for_each_word(&self, text: &str, mut f: impl FnMut(&str)) -> bool {
-        self.with_normalized(text, |normalized| {
-            let mut start = 0;
-            while start < normalized.len() {
-                let end = next_word(normalized, start);
-                f(&normalized[start..end]);
-                start = end;
-            }
-        })
-        .is_some()
-    }
-
-    /// How many words of the normalized `text` (see [`Self::for_each_word`]) hold a character
-    /// `counts` accepts, or `None` when this model's pieces may span two words. `counts` is asked
-    /// about each word's characters up to the first it accepts.
+    /// How many words of the normalized `text` hold a character `counts` accepts, or `None` when
+    /// this model's pieces may span two words. A word runs from the start of a ▁ (U+2581) to the
+    /// next one (the first from the start of the text). Every piece of
+    /// [`Self::encode_as_pieces`] then lies within one word, so a caller can bound what the pieces
+    /// hold from the words, for the cost of the normalization alone. `counts` is asked about each
+    /// word's characters up to the first it accepts.
     pub fn count_words(&self, text: &str, counts: impl Fn(char) -> bool) -> Option<usize> {
         self.with_normalized(text, |normalized| {
             let (mut words, mut counted) = (0, false);
@@ -457,6 +443,25 @@ pub(crate) fn fixture_models() -> Vec<(std::path::PathBuf, Vec<u8>)> {
     models
 }
 
+#[cfg(test)]
+impl SentencePiece {
+    /// Calls `f` with each word of the normalized `text` (see [`Self::count_words`]) and returns
+    /// true, when no piece of this model can span two words; false otherwise. Tests check the
+    /// pieces against it.
+    fn for_each_word(&self, text: &str, mut f: impl FnMut(&str)) -> bool {
+        self.with_normalized(text, |normalized| {
+            let mut start = 0;
+            while start < normalized.len() {
+                let end = next_word(normalized, start);
+                f(&normalized[start..end]);
+                start = end;
+            }
+        })
+        .is_some()
+    }
+}
+
+#[cfg(test)]
 /// Where the word of `text` starting at `start` ends: at the next ▁ after its first character.
 fn next_word(text: &str, start: usize) -> usize {
     let first = text[start..].chars().next().map_or(0, char::len_utf8);

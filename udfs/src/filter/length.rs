@@ -137,7 +137,7 @@ pub(crate) fn words_num_spec() -> OpSpec {
 #[derive(Debug)]
 struct NumWordsDecided {
     sp: Arc<SentencePiece>,
-    words: WordSource,
+    exact: NumWords,
     max: f64,
     max_closed: bool,
 }
@@ -165,7 +165,7 @@ impl TextStat for NumWordsDecided {
                 return StatValue::Int(bound as i64);
             }
         }
-        StatValue::Int(self.words.with_words(text, count_words))
+        self.exact.compute(text)
     }
 }
 
@@ -180,7 +180,9 @@ fn build_words_num(p: &Params) -> Result<Operator, ParamError> {
             .filter(|m| !range.reversed && *m < PY_MAXSIZE as f64)?;
         Some(Arc::new(NumWordsDecided {
             sp: sp.clone(),
-            words: words.clone(),
+            exact: NumWords {
+                words: words.clone(),
+            },
             max,
             max_closed: range.max_closed,
         }))
@@ -334,7 +336,9 @@ mod tests {
                 for max_closed in [true, false] {
                     let decided = NumWordsDecided {
                         sp: sp.clone(),
-                        words: words.clone(),
+                        exact: NumWords {
+                            words: words.clone(),
+                        },
                         max,
                         max_closed,
                     };
