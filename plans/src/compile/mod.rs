@@ -502,15 +502,24 @@ fn compile_media_mapper(
     let mapped = LogicalPlanBuilder::from(plan)
         .project(with_column(&schema, MEDIA_MAPPED_COLUMN, call))?
         .build()?;
-    let field = |name: &str| get_field(column(MEDIA_MAPPED_COLUMN), name);
     let mapped = LogicalPlanBuilder::from(stats_boundary(mapped, op, Some(counters)))
-        .filter(field("ok"))?
+        .filter(get_field(column(MEDIA_MAPPED_COLUMN), "ok"))?
         .build()?;
+    let exprs = mapped_columns(&schema, &m.column, None);
+    Ok(LogicalPlanBuilder::from(mapped).project(exprs)?.build()?)
+}
+
+/// The columns after a media mapper, from its struct in `__dj__media_mapped`: the media column's
+/// `paths`, `__dj__source_file__` (replaced, or added at the end) and, with `text`, that text
+/// column (cast back to its type); the other columns copied.
+fn mapped_columns(schema: &DFSchema, media: &str, text: Option<&str>) -> Vec<Expr> {
+    let field = |name: &str| get_field(column(MEDIA_MAPPED_COLUMN), name);
     let mut exprs: Vec<Expr> = schema
         .fields()
         .iter()
         .map(|f| match f.name().as_str() {
-            n if n == m.column => field("paths").alias(n),
+            n if Some(n) == text => cast(field("text"), f.data_type().clone()).alias(n),
+            n if n == media => field("paths").alias(n),
             SOURCE_FILE_COLUMN => field("source_file").alias(SOURCE_FILE_COLUMN),
             n => column(n),
         })
@@ -522,7 +531,7 @@ fn compile_media_mapper(
     {
         exprs.push(field("source_file").alias(SOURCE_FILE_COLUMN));
     }
-    Ok(LogicalPlanBuilder::from(mapped).project(exprs)?.build()?)
+    exprs
 }
 
 /// A media mapper that makes any number of samples of one: its UDF's list of output samples per
@@ -550,24 +559,7 @@ fn compile_media_splitter(
     let unnested = LogicalPlanBuilder::from(stats_boundary(mapped, op, Some(counters)))
         .unnest_column(MEDIA_MAPPED_COLUMN)?
         .build()?;
-    let field = |name: &str| get_field(column(MEDIA_MAPPED_COLUMN), name);
-    let mut exprs: Vec<Expr> = schema
-        .fields()
-        .iter()
-        .map(|f| match f.name().as_str() {
-            n if n == text_key => cast(field("text"), f.data_type().clone()).alias(n),
-            n if n == m.column => field("paths").alias(n),
-            SOURCE_FILE_COLUMN => field("source_file").alias(SOURCE_FILE_COLUMN),
-            n => column(n),
-        })
-        .collect();
-    if !schema
-        .fields()
-        .iter()
-        .any(|f| f.name() == SOURCE_FILE_COLUMN)
-    {
-        exprs.push(field("source_file").alias(SOURCE_FILE_COLUMN));
-    }
+    let exprs = mapped_columns(&schema, &m.column, Some(text_key));
     Ok(LogicalPlanBuilder::from(unnested).project(exprs)?.build()?)
 }
 
