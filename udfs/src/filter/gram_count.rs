@@ -11,8 +11,10 @@ use std::cell::RefCell;
 
 use foldhash::HashMap;
 
+use super::repeat_filter::{BYTES_PADDING, RepeatFilter};
+
 /// Scratch buffers above this many entries (16-24 MB) are not kept for the next row.
-pub(super) const MAX_KEPT: usize = 1 << 20;
+pub(crate) const MAX_KEPT: usize = 1 << 20;
 
 /// The counts of a text's n-grams: every n-gram that may occur more than once is counted in
 /// `counts` (once per distinct n-gram; some of these counts are 1), and `unique` more n-grams are
@@ -77,17 +79,6 @@ struct GramCounter {
     /// The packed n-grams that may repeat.
     keys: Vec<u128>,
 }
-
-/// 2-bit saturating counters (0, 1, 2+) of key hashes, 32 cells per word.
-#[derive(Default)]
-struct RepeatFilter {
-    cells: Vec<u64>,
-}
-
-/// Cells per key: a key seen once shares its cell with another key with probability about
-/// 1 - e^(-1/8), 12%, and is then counted exactly although it is unique. The cells take 2 bytes
-/// per key (1 MB for a 500 KB text: within L2).
-const CELLS_PER_KEY: usize = 8;
 
 /// Below this many keys the exact table fits in L1 and the filter would not pay for itself.
 const FILTER_MIN_KEYS: usize = 1024;
@@ -215,7 +206,7 @@ fn packed_bits(n: usize, max_id: u32) -> Option<usize> {
 
 /// foldhash's folded multiply of the key's halves: one 64x64->128 multiplication.
 #[inline]
-pub(super) fn key_hash(key: u128) -> u64 {
+pub(crate) fn key_hash(key: u128) -> u64 {
     let (lo, hi) = (key as u64, (key >> 64) as u64);
     let m = u128::from(lo ^ 0x243f_6a88_85a3_08d3) * u128::from(hi ^ 0x1319_8a2e_0370_7344);
     (m as u64) ^ ((m >> 64) as u64)
@@ -227,9 +218,7 @@ impl GramCounter {
         if self.keys.capacity() > MAX_KEPT {
             self.keys = Vec::new();
         }
-        if self.filter.cells.capacity() > MAX_KEPT / 16 {
-            self.filter.cells = Vec::new();
-        }
+        self.filter.release_large();
         if self.bytes.capacity() > MAX_KEPT * 16 {
             self.bytes = Vec::new();
         }
@@ -251,14 +240,27 @@ impl GramCounter {
         if one_byte_ids {
             // Each n-gram is its n one-byte ids, loaded 16 at a time from a zero-padded copy.
             let len = bytes.len() + 1 - n;
-            bytes.extend_from_slice(&[0; 16]);
-            let mask = u128::MAX >> (128 - 8 * n);
-            let keys = || {
-                bytes.windows(16).take(len).map(move |w| {
-                    u128::from_le_bytes(w.try_into().expect("16-byte windows")) & mask
+            bytes.extend_from_slice(&[0; BYTES_PADDING]);
+            self.keys.clear();
+            let filtered = (len >= FILTER_MIN_KEYS)
+                .then(|| {
+                    self.filter
+                        .possible_repeat_bytes(&bytes, n, len, &mut self.keys)
                 })
-            };
-            self.count_keys(len, keys);
+                .flatten();
+            if let Some(unique) = filtered {
+                self.unique = unique;
+                self.counts.clear();
+                self.table.count(&self.keys, &mut self.counts);
+            } else {
+                let mask = u128::MAX >> (128 - 8 * n);
+                let keys = || {
+                    bytes.windows(16).take(len).map(move |w| {
+                        u128::from_le_bytes(w.try_into().expect("16-byte windows")) & mask
+                    })
+                };
+                self.count_keys(len, keys);
+            }
             self.bytes = bytes;
             return Some(self.counts());
         }
@@ -366,46 +368,6 @@ impl GramCounter {
             counts: &mut self.counts,
             unique: self.unique,
         }
-    }
-}
-
-impl RepeatFilter {
-    /// Appends to `out`, in order, the keys (`len` of them, yielded by `first` and again by
-    /// `second`) whose hash cell was hit more than once, and returns how many it left out: each
-    /// of those occurs exactly once, since equal keys share a cell.
-    fn possible_repeats(
-        &mut self,
-        len: usize,
-        first: impl Iterator<Item = u128>,
-        second: impl Iterator<Item = u128>,
-        out: &mut Vec<u128>,
-    ) -> usize {
-        let cells = (len * CELLS_PER_KEY).next_power_of_two().max(64);
-        let shift = 64 - cells.trailing_zeros();
-        self.cells.clear();
-        self.cells.resize(cells / 32, 0);
-        // The cell from the hash's high bits; the exact table indexes by its low bits.
-        let cell = |key: u128| (key_hash(key) >> shift) as usize;
-        let words = &mut self.cells[..];
-        for key in first {
-            let c = cell(key);
-            let w = &mut words[c >> 5];
-            let once = 1u64 << ((c & 31) * 2);
-            // 0 -> 1 -> 3 (saturated): the high bit is set from the second hit on.
-            *w |= ((*w & once) << 1) | once;
-        }
-        // Branch-free compaction: every key is written, the count moves on for those kept.
-        out.reserve(len);
-        let spare = &mut out.spare_capacity_mut()[..len];
-        let mut kept = 0;
-        for key in second.take(len) {
-            let c = cell(key);
-            spare[kept].write(key);
-            kept += (words[c >> 5] >> ((c & 31) * 2 + 1)) as usize & 1;
-        }
-        // SAFETY: the first `kept` (<= len) spare slots were written above.
-        unsafe { out.set_len(out.len() + kept) };
-        len - kept
     }
 }
 

@@ -11,6 +11,7 @@ pub mod lines;
 pub(crate) mod media_stats;
 pub mod perplexity;
 pub mod ratio;
+mod repeat_filter;
 pub mod repetition;
 pub mod token_num;
 #[cfg(feature = "media")]
