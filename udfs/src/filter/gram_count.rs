@@ -430,7 +430,12 @@ impl Table {
     /// distinct key.
     #[inline(always)]
     pub(super) fn find_or_insert(&mut self, mask: usize, key: u128) -> Option<u32> {
-        let hash = key_hash(key);
+        self.find_or_insert_hashed(mask, key, key_hash(key))
+    }
+
+    /// [`Table::find_or_insert`] of a key whose [`key_hash`] is `hash`.
+    #[inline(always)]
+    fn find_or_insert_hashed(&mut self, mask: usize, key: u128, hash: u64) -> Option<u32> {
         let tag = (hash >> 32) as u32;
         let mut i = hash as usize & mask;
         loop {
@@ -486,11 +491,21 @@ impl Table {
     fn count(&mut self, keys: &[u128], counts: &mut Vec<u32>) {
         let mask = self.start(keys.len());
         counts.reserve(keys.len());
-        for (i, &key) in keys.iter().enumerate() {
-            if let Some(&ahead) = keys.get(i + PREFETCH) {
-                prefetch(&self.slots[key_hash(ahead) as usize & mask]);
+        // Each key is hashed once, when its slot is prefetched; the hashes wait in a ring.
+        let mut hashes = [0u64; PREFETCH_RING];
+        let hash_ahead = |i: usize, hashes: &mut [u64; PREFETCH_RING], slots: &[Slot]| {
+            if let Some(&key) = keys.get(i) {
+                let hash = key_hash(key);
+                hashes[i % PREFETCH_RING] = hash;
+                prefetch(&slots[hash as usize & mask]);
             }
-            match self.find_or_insert(mask, key) {
+        };
+        for i in 0..PREFETCH {
+            hash_ahead(i, &mut hashes, &self.slots);
+        }
+        for (i, &key) in keys.iter().enumerate() {
+            hash_ahead(i + PREFETCH, &mut hashes, &self.slots);
+            match self.find_or_insert_hashed(mask, key, hashes[i % PREFETCH_RING]) {
                 Some(index) => counts[index as usize] += 1,
                 None => counts.push(1),
             }
@@ -500,6 +515,8 @@ impl Table {
 
 /// How many keys ahead [`Table::count`] prefetches.
 const PREFETCH: usize = 12;
+/// The hashes [`Table::count`] keeps: a power of two above [`PREFETCH`].
+const PREFETCH_RING: usize = 16;
 
 #[inline(always)]
 fn prefetch<T>(slot: &T) {
