@@ -194,15 +194,16 @@ impl SentencePiece {
     /// word's characters up to the first it accepts.
     pub fn count_words(&self, text: &str, counts: impl Fn(char) -> bool) -> Option<usize> {
         self.with_normalized(text, |normalized| {
-            let (mut words, mut counted) = (0, false);
-            for (at, c) in normalized.char_indices() {
-                if c == '\u{2581}' && at > 0 {
-                    counted = false;
-                }
-                if !counted && counts(c) {
-                    counted = true;
-                    words += 1;
-                }
+            // The ▁s are found in one vector scan; a word is then read only up to the first
+            // character `counts` accepts, usually its first or second.
+            let b = normalized.as_bytes();
+            let word_ends = memchr::memmem::find_iter(b, "\u{2581}".as_bytes())
+                .filter(|&at| at > 0)
+                .chain([b.len()]);
+            let (mut words, mut start) = (0, 0);
+            for end in word_ends {
+                words += usize::from(normalized[start..end].chars().any(&counts));
+                start = end;
             }
             words
         })
