@@ -122,7 +122,13 @@ pub(crate) fn fix_text(text: &str, form: Normalization) -> Cow<'_, str> {
         if unescape && segment.contains('<') {
             unescape = false;
         }
-        out.push_str(&fix_segment(segment, unescape, form));
+        // A clean line of a text that is not clean as a whole (one curly quote elsewhere) is
+        // left as it is, as the whole text would be.
+        if is_trivially_clean(segment) {
+            out.push_str(segment);
+        } else {
+            out.push_str(&fix_segment(segment, unescape, form));
+        }
         rest = tail;
     }
     Cow::Owned(out)
@@ -587,6 +593,19 @@ mod tests {
         assert_eq!(fix("sÃ³"), "só");
         assert_eq!(fix("voilÃ le travail"), "voilà le travail");
         assert_eq!(fix("schÃ¶n"), "schön");
+    }
+
+    /// Lines are fixed one by one: the clean lines of a text with a dirty one come out as they
+    /// went in (ftfy 6.3.1 gives the same).
+    #[test]
+    fn clean_lines_of_a_dirty_text() {
+        let text = "plain line <b>\nsÃ³ &amp; voilÃ\nanother plain line\n\nlast";
+        assert_eq!(
+            fix(text),
+            "plain line <b>\nsó &amp; voilÃ\nanother plain line\n\nlast"
+        );
+        let text = "a clean line\nâœ” No problems\tthe end\nx";
+        assert_eq!(fix(text), "a clean line\n✔ No problems\tthe end\nx");
     }
 
     #[test]
