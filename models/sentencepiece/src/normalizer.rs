@@ -24,6 +24,11 @@ pub(crate) struct Normalizer {
     /// itself (mapped to itself) or go on with non-ASCII bytes. nmt_nfkc's letters are such
     /// (their rules add combining marks), so words are copied as runs too.
     plain_before_ascii: [bool; 128],
+    /// The two tables as 0x00/0xFF bytes, for vector lookups.
+    plain_mask: [u8; 128],
+    plain_before_ascii_mask: [u8; 128],
+    /// Whether the CPU has the vector path's features (AVX-512 F, BW and VBMI).
+    vector: bool,
 }
 
 /// Byte length of the UTF-8 sequence a lead byte starts (1 for stray continuation bytes),
@@ -52,23 +57,107 @@ impl Normalizer {
             treat_whitespace_as_suffix,
             plain: [false; 128],
             plain_before_ascii: [false; 128],
+            plain_mask: [0; 128],
+            plain_before_ascii_mask: [0; 128],
+            vector: has_avx512_vbmi(),
         })
     }
 
     /// Finds the ASCII bytes that normalize to themselves, given the model's user-defined
     /// symbols (which [`Self::normalize`] is then always called with).
     pub(crate) fn note_user_symbols(&mut self, user: &PrefixMatcher) {
+        let (mut plain, mut plain_before_ascii) = ([false; 128], [false; 128]);
         for b in 0..128u8 {
             let user_symbol = user.may_start_with(b);
-            self.plain[usize::from(b)] =
+            plain[usize::from(b)] =
                 !user_symbol && !self.charsmap.as_ref().is_some_and(|m| m.may_start_with(b));
-            self.plain_before_ascii[usize::from(b)] = !user_symbol
+            plain_before_ascii[usize::from(b)] = !user_symbol
                 && self.charsmap.as_ref().is_none_or(|m| {
                     m.longest_prefix(&[b])
                         .is_none_or(|(_, replacement)| replacement == [b])
                         && (0..128u8).all(|next| !m.has_prefix(&[b, next]))
                 });
         }
+        self.set_plain(plain, plain_before_ascii);
+    }
+
+    fn set_plain(&mut self, plain: [bool; 128], plain_before_ascii: [bool; 128]) {
+        self.plain = plain;
+        self.plain_before_ascii = plain_before_ascii;
+        self.plain_mask = plain.map(|p| if p { 0xFF } else { 0 });
+        self.plain_before_ascii_mask = plain_before_ascii.map(|p| if p { 0xFF } else { 0 });
+    }
+
+    /// The length of the run of plain characters other than the space at `pos` of `input`:
+    /// bytes that normalize to themselves (see [`Self::plain`] and
+    /// [`Self::plain_before_ascii`]). `blocks` keeps the vector path's last 64-byte block.
+    #[inline]
+    fn plain_run(&self, input: &[u8], pos: usize, blocks: &mut PlainBlock) -> usize {
+        let mut at = pos;
+        #[cfg(target_arch = "x86_64")]
+        if self.vector {
+            loop {
+                if !(blocks.start <= at && at < blocks.start + 64) {
+                    if at + 65 > input.len() {
+                        break;
+                    }
+                    // SAFETY: the CPU has the features (checked when the normalizer was made),
+                    // and 65 bytes from `at` are in `input`.
+                    blocks.plain = unsafe { self.plain_block_avx512(input, at) };
+                    blocks.start = at;
+                }
+                let offset = at - blocks.start;
+                let run = (!(blocks.plain >> offset)).trailing_zeros() as usize;
+                if run < 64 - offset {
+                    return at + run - pos;
+                }
+                at += 64 - offset;
+            }
+        }
+        let rest = &input[at..];
+        at - pos
+            + rest
+                .iter()
+                .enumerate()
+                .take_while(|&(i, &b)| {
+                    b != b' '
+                        && b < 0x80
+                        && (self.plain[usize::from(b)]
+                            || (self.plain_before_ascii[usize::from(b)]
+                                && rest.get(i + 1).is_none_or(|&next| next < 0x80)))
+                })
+                .count()
+    }
+
+    /// Bit `i` set when byte `at + i` of `input` belongs to a plain run (see
+    /// [`Self::plain_run`]); a byte's successor decides whether it is plain.
+    ///
+    /// # Safety
+    ///
+    /// The CPU has AVX-512 F, BW and VBMI; `input` has 65 bytes from `at`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    unsafe fn plain_block_avx512(&self, input: &[u8], at: usize) -> u64 {
+        use std::arch::x86_64::*;
+        debug_assert!(at + 65 <= input.len());
+        // SAFETY: each table is 128 bytes, two 64-byte loads; 65 bytes from `at` are in `input`.
+        let (plain_lo, plain_hi, before_lo, before_hi, v, next) = unsafe {
+            (
+                _mm512_loadu_si512(self.plain_mask.as_ptr().cast()),
+                _mm512_loadu_si512(self.plain_mask.as_ptr().add(64).cast()),
+                _mm512_loadu_si512(self.plain_before_ascii_mask.as_ptr().cast()),
+                _mm512_loadu_si512(self.plain_before_ascii_mask.as_ptr().add(64).cast()),
+                _mm512_loadu_si512(input.as_ptr().add(at).cast()),
+                _mm512_loadu_si512(input.as_ptr().add(at + 1).cast()),
+            )
+        };
+        // The tables are indexed by a byte's low 7 bits; non-ASCII bytes are masked out.
+        let ascii = !_mm512_movepi8_mask(v);
+        let next_ascii = !_mm512_movepi8_mask(next);
+        let plain = _mm512_movepi8_mask(_mm512_permutex2var_epi8(plain_lo, v, plain_hi));
+        let before = _mm512_movepi8_mask(_mm512_permutex2var_epi8(before_lo, v, before_hi));
+        let not_space = !_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b' ' as i8));
+        ascii & not_space & (plain | (before & next_ascii))
     }
 
     /// Normalizes the head of `input`: `(normalized text, bytes consumed)`.
@@ -98,6 +187,11 @@ impl Normalizer {
     /// Writes the normalized form of `input` into `out` (cleared first).
     pub(crate) fn normalize(&self, mut input: &[u8], user: &PrefixMatcher, out: &mut Vec<u8>) {
         out.clear();
+        let whole = input;
+        let mut blocks = PlainBlock {
+            start: usize::MAX / 2,
+            plain: 0,
+        };
         if self.remove_extra_whitespaces {
             // Leading characters that normalize to exactly one space are dropped.
             while !input.is_empty() {
@@ -118,17 +212,7 @@ impl Normalizer {
         let mut is_prev_space = self.remove_extra_whitespaces;
         while !input.is_empty() {
             // A run of plain characters other than the space: copied as they are.
-            let run = input
-                .iter()
-                .enumerate()
-                .take_while(|&(i, &b)| {
-                    b != b' '
-                        && b < 0x80
-                        && (self.plain[usize::from(b)]
-                            || (self.plain_before_ascii[usize::from(b)]
-                                && input.get(i + 1).is_none_or(|&next| next < 0x80)))
-                })
-                .count();
+            let run = self.plain_run(whole, whole.len() - input.len(), &mut blocks);
             if run > 0 {
                 out.extend_from_slice(&input[..run]);
                 input = &input[run..];
@@ -186,6 +270,24 @@ impl Normalizer {
     }
 }
 
+/// The plain bytes of the 64 from `start` (see [`Normalizer::plain_run`]).
+struct PlainBlock {
+    start: usize,
+    plain: u64,
+}
+
+/// Whether the CPU runs [`Normalizer::plain_run`]'s vector path.
+fn has_avx512_vbmi() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vbmi")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 #[cfg(test)]
 mod tests {
     /// The plain-run shortcut gives exactly the character-by-character normalization.
@@ -203,13 +305,18 @@ mod tests {
             "cafe\u{301} nai\u{308}ve A\u{30a}ngstro\u{308}m ﬁne ｅ e\u{301}e",
             "e",
             "ab\u{301}",
-        ];
+        ]
+        .map(String::from);
+        // Long texts, for the vector path: every offset of each text against the 64-byte blocks.
+        let long: Vec<String> = texts
+            .iter()
+            .flat_map(|t| (0..70).map(move |pad| "w".repeat(pad) + &t.repeat(5) + " end"))
+            .collect();
         let (mut plain_space, mut plain_letters) = (false, false);
         for (path, bytes) in crate::fixture_models() {
             let sp = crate::SentencePiece::from_bytes(&bytes).unwrap();
             let mut reference = crate::SentencePiece::from_bytes(&bytes).unwrap();
-            reference.normalizer.plain = [false; 128];
-            reference.normalizer.plain_before_ascii = [false; 128];
+            reference.normalizer.set_plain([false; 128], [false; 128]);
             assert!(
                 sp.normalizer.plain.iter().any(|&p| p),
                 "{}: no plain bytes",
@@ -218,7 +325,7 @@ mod tests {
             plain_space |= sp.normalizer.plain[usize::from(b' ')];
             plain_letters |= sp.normalizer.plain_before_ascii[usize::from(b'e')]
                 && !sp.normalizer.plain[usize::from(b'e')];
-            for text in texts {
+            for text in texts.iter().chain(&long) {
                 assert_eq!(
                     sp.encode_as_pieces(text),
                     reference.encode_as_pieces(text),
