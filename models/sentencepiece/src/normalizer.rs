@@ -214,7 +214,7 @@ impl Normalizer {
             // A run of plain characters other than the space: copied as they are.
             let run = self.plain_run(whole, whole.len() - input.len(), &mut blocks);
             if run > 0 {
-                out.extend_from_slice(&input[..run]);
+                copy_run(out, input, run);
                 input = &input[run..];
                 is_prev_space = false;
                 continue;
@@ -267,6 +267,25 @@ impl Normalizer {
         if self.treat_whitespace_as_suffix && self.add_dummy_prefix {
             self.push_space(out);
         }
+    }
+}
+
+/// Appends `input[..run]` to `out`. A run (usually a word) at the start of 64 bytes or more is
+/// copied as one fixed 64-byte block, its excess written past the end and dropped: vector moves
+/// instead of a `memcpy` call per word.
+#[inline(always)]
+fn copy_run(out: &mut Vec<u8>, input: &[u8], run: usize) {
+    if run <= 64 && input.len() >= 64 {
+        out.reserve(64);
+        let len = out.len();
+        // SAFETY: `input` has 64 readable bytes and `out` room for 64 more; of those, the first
+        // `run` (all written) are kept.
+        unsafe {
+            std::ptr::copy_nonoverlapping(input.as_ptr(), out.as_mut_ptr().add(len), 64);
+            out.set_len(len + run);
+        }
+    } else {
+        out.extend_from_slice(&input[..run]);
     }
 }
 
