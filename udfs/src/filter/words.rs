@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::filter::build_filter;
 use crate::filter::gram_count::{GramCounts, with_id_gram_counts, with_sparse_id_gram_counts};
 use crate::filter::word_ids::{with_refined_word_ids, with_word_ids};
-use crate::models::WordSource;
+use crate::models::{WordSource, with_piece_view};
 use crate::operator::Operator;
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{ModelUse, OpKind, OpSpec};
@@ -42,8 +42,33 @@ pub(crate) fn with_refined_words<R>(
                 .collect();
             f(&words)
         }
-        WordSource::Pieces(_) => source.with_words(text, |w| {
-            let refined = refine(w);
+        WordSource::Pieces(sp) => with_piece_view(sp, text, |pieces| {
+            let joined = pieces.joined.as_str();
+            if joined.chars().all(|c| c.is_ascii() || c == '\u{2581}') {
+                // Pieces of ASCII and ▁ only (most English text): lower-casing them one by one
+                // is lower-casing their ASCII letters, so it is done once for all of them and
+                // the words are borrowed at the same ends.
+                let mut lower = String::new();
+                let lower = if joined.bytes().any(|b| b.is_ascii_uppercase()) {
+                    lower.push_str(joined);
+                    lower.make_ascii_lowercase();
+                    lower.as_str()
+                } else {
+                    joined
+                };
+                let mut start = 0;
+                let words: Vec<&str> = pieces
+                    .ends
+                    .iter()
+                    .filter_map(|&end| {
+                        let word = set.trim(&lower[start..end as usize]);
+                        start = end as usize;
+                        (!word.is_empty()).then_some(word)
+                    })
+                    .collect();
+                return f(&words);
+            }
+            let refined = refine(&mut pieces.iter());
             let words: Vec<&str> = refined.iter().map(|w| w.as_ref()).collect();
             f(&words)
         }),
@@ -416,6 +441,38 @@ mod tests {
                 assert_eq!(w, per_word, "{text:?}")
             });
         }
+    }
+
+    /// The pieces of a text lower-cased at once give the words that lower-casing each piece
+    /// gives, for pieces of ASCII and ▁ and for others.
+    #[test]
+    fn pieces_refined_at_once_equal_per_piece_refinement() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/models");
+        let (sp, _) = crate::models::sentencepiece("en", Some(&dir)).unwrap();
+        let texts = [
+            "The QUICK brown Fox, (jumps) over... THE lazy dog! 42 x-Ray",
+            "ALL CAPS TEXT.\nWith Lines\tand TABS --- \"quoted\" 'single'",
+            "lower only text here",
+            "Straße ΟΔΟΣ İSTANBUL naïve CAFÉ",
+            "",
+        ];
+        let mut fast = 0;
+        for text in texts {
+            let per_piece = with_piece_view(&sp, text, |pieces| {
+                fast += usize::from(
+                    pieces
+                        .joined
+                        .chars()
+                        .all(|c| c.is_ascii() || c == '\u{2581}'),
+                );
+                let refined = refine(&mut pieces.iter());
+                refined.iter().map(|w| w.to_string()).collect::<Vec<_>>()
+            });
+            with_refined_words(&WordSource::Pieces(sp.clone()), text, |w| {
+                assert_eq!(w, per_piece, "{text:?}")
+            });
+        }
+        assert!(fast >= 3, "{fast} texts took the ASCII path");
     }
 
     #[test]
