@@ -14,7 +14,7 @@ use foldhash::HashMap;
 use super::repeat_filter::{BYTES_PADDING, RepeatFilter};
 
 /// Scratch buffers above this many entries (16-24 MB) are not kept for the next row.
-pub(crate) const MAX_KEPT: usize = 1 << 20;
+pub(super) const MAX_KEPT: usize = 1 << 20;
 
 /// The counts of a text's n-grams: every n-gram that may occur more than once is counted in
 /// `counts` (once per distinct n-gram; some of these counts are 1), and `unique` more n-grams are
@@ -206,7 +206,7 @@ fn packed_bits(n: usize, max_id: u32) -> Option<usize> {
 
 /// foldhash's folded multiply of the key's halves: one 64x64->128 multiplication.
 #[inline]
-pub(crate) fn key_hash(key: u128) -> u64 {
+pub(super) fn key_hash(key: u128) -> u64 {
     let (lo, hi) = (key as u64, (key >> 64) as u64);
     let m = u128::from(lo ^ 0x243f_6a88_85a3_08d3) * u128::from(hi ^ 0x1319_8a2e_0370_7344);
     (m as u64) ^ ((m >> 64) as u64)
@@ -218,7 +218,7 @@ impl GramCounter {
         if self.keys.capacity() > MAX_KEPT {
             self.keys = Vec::new();
         }
-        self.filter.release_large();
+        self.filter.release_large(MAX_KEPT);
         if self.bytes.capacity() > MAX_KEPT * 16 {
             self.bytes = Vec::new();
         }
@@ -353,7 +353,7 @@ impl GramCounter {
         self.keys.clear();
         self.unique = if len >= FILTER_MIN_KEYS {
             self.filter
-                .possible_repeats(len, keys(), keys(), &mut self.keys)
+                .possible_repeats(len, keys(), keys(), &mut self.keys, key_hash)
         } else {
             self.keys.extend(keys());
             0

@@ -4,8 +4,6 @@
 //! counters are found for 16 n-grams at a time, and tested 16 at a time, with AVX-512 where the
 //! CPU has it.
 
-use super::gram_count::{MAX_KEPT, key_hash};
-
 /// 2-bit saturating counters (0, 1, 2+) of key hashes, 32 cells per word.
 #[derive(Default)]
 pub(super) struct RepeatFilter {
@@ -31,15 +29,15 @@ const MUL_LO: u64 = 0x9E37_79B9_7F4A_7C15;
 const MUL_HI: u64 = 0xD6E8_FEB8_6659_FD93;
 
 impl RepeatFilter {
-    /// Drops buffers a long text grew past [`MAX_KEPT`] entries.
-    pub(super) fn release_large(&mut self) {
-        if self.cells.capacity() > MAX_KEPT / 16 {
+    /// Drops buffers a long text grew past `max_kept` entries.
+    pub(super) fn release_large(&mut self, max_kept: usize) {
+        if self.cells.capacity() > max_kept / 16 {
             self.cells = Vec::new();
         }
-        if self.cell_of.capacity() > MAX_KEPT {
+        if self.cell_of.capacity() > max_kept {
             self.cell_of = Vec::new();
         }
-        if self.kept.capacity() > MAX_KEPT {
+        if self.kept.capacity() > max_kept {
             self.kept = Vec::new();
         }
     }
@@ -53,18 +51,19 @@ impl RepeatFilter {
     }
 
     /// Appends to `out`, in order, the keys (`len` of them, yielded by `first` and again by
-    /// `second`) whose hash cell was hit more than once, and returns how many it left out: each
-    /// of those occurs exactly once, since equal keys share a cell.
+    /// `second`) whose `hash` cell was hit more than once, and returns how many it left out:
+    /// each of those occurs exactly once, since equal keys share a cell.
     pub(super) fn possible_repeats(
         &mut self,
         len: usize,
         first: impl Iterator<Item = u128>,
         second: impl Iterator<Item = u128>,
         out: &mut Vec<u128>,
+        hash: impl Fn(u128) -> u64,
     ) -> usize {
         let shift = self.start(len);
         // The cell from the hash's high bits; the exact table indexes by its low bits.
-        let cell = |key: u128| (key_hash(key) >> shift) as usize;
+        let cell = |key: u128| (hash(key) >> shift) as usize;
         let words = &mut self.cells[..];
         for key in first {
             mark(words, cell(key));
@@ -85,7 +84,7 @@ impl RepeatFilter {
     /// [`RepeatFilter::possible_repeats`] for the `len` n-grams of one-byte ids `bytes` (n <=
     /// 16 bytes each, the key of the n-gram at `i` being `bytes[i..i + n]` read little-endian),
     /// followed by at least [`BYTES_PADDING`] bytes, on CPUs with AVX-512 (F, BW, DQ, VBMI);
-    /// `None` elsewhere. (Without vectors, the same steps through arrays are 10% slower than
+    /// `None` elsewhere, or for more than 2^28 n-grams. (Without vectors, the same steps through arrays are 10% slower than
     /// [`RepeatFilter::possible_repeats`], which hashes each key twice but keeps no arrays.)
     pub(super) fn possible_repeat_bytes(
         &mut self,
@@ -94,7 +93,8 @@ impl RepeatFilter {
         len: usize,
         out: &mut Vec<u128>,
     ) -> Option<usize> {
-        if !has_avx512_vbmi() {
+        // Counters and positions are u32: at most 2^31 counters, 8 per key.
+        if !has_avx512_vbmi() || len > 1 << 28 {
             return None;
         }
         assert!((1..=16).contains(&n) && bytes.len() >= len + BYTES_PADDING);
