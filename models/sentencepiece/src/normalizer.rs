@@ -24,9 +24,6 @@ pub(crate) struct Normalizer {
     /// itself (mapped to itself) or go on with non-ASCII bytes. nmt_nfkc's letters are such
     /// (their rules add combining marks), so words are copied as runs too.
     plain_before_ascii: [bool; 128],
-    /// The two tables as 0x00/0xFF bytes, for vector lookups.
-    plain_mask: [u8; 128],
-    plain_before_ascii_mask: [u8; 128],
     /// Whether the CPU has the vector path's features (AVX-512 F, BW and VBMI).
     vector: bool,
 }
@@ -57,8 +54,6 @@ impl Normalizer {
             treat_whitespace_as_suffix,
             plain: [false; 128],
             plain_before_ascii: [false; 128],
-            plain_mask: [0; 128],
-            plain_before_ascii_mask: [0; 128],
             vector: has_avx512_vbmi(),
         })
     }
@@ -66,26 +61,17 @@ impl Normalizer {
     /// Finds the ASCII bytes that normalize to themselves, given the model's user-defined
     /// symbols (which [`Self::normalize`] is then always called with).
     pub(crate) fn note_user_symbols(&mut self, user: &PrefixMatcher) {
-        let (mut plain, mut plain_before_ascii) = ([false; 128], [false; 128]);
         for b in 0..128u8 {
             let user_symbol = user.may_start_with(b);
-            plain[usize::from(b)] =
+            self.plain[usize::from(b)] =
                 !user_symbol && !self.charsmap.as_ref().is_some_and(|m| m.may_start_with(b));
-            plain_before_ascii[usize::from(b)] = !user_symbol
+            self.plain_before_ascii[usize::from(b)] = !user_symbol
                 && self.charsmap.as_ref().is_none_or(|m| {
                     m.longest_prefix(&[b])
                         .is_none_or(|(_, replacement)| replacement == [b])
                         && (0..128u8).all(|next| !m.has_prefix(&[b, next]))
                 });
         }
-        self.set_plain(plain, plain_before_ascii);
-    }
-
-    fn set_plain(&mut self, plain: [bool; 128], plain_before_ascii: [bool; 128]) {
-        self.plain = plain;
-        self.plain_before_ascii = plain_before_ascii;
-        self.plain_mask = plain.map(|p| if p { 0xFF } else { 0 });
-        self.plain_before_ascii_mask = plain_before_ascii.map(|p| if p { 0xFF } else { 0 });
     }
 
     /// The length of the run of plain characters other than the space at `pos` of `input`:
@@ -140,13 +126,14 @@ impl Normalizer {
     unsafe fn plain_block_avx512(&self, input: &[u8], at: usize) -> u64 {
         use std::arch::x86_64::*;
         debug_assert!(at + 65 <= input.len());
-        // SAFETY: each table is 128 bytes, two 64-byte loads; 65 bytes from `at` are in `input`.
+        // SAFETY: each table is 128 one-byte bools (0 or 1), two 64-byte loads; 65 bytes from
+        // `at` are in `input`.
         let (plain_lo, plain_hi, before_lo, before_hi, v, next) = unsafe {
             (
-                _mm512_loadu_si512(self.plain_mask.as_ptr().cast()),
-                _mm512_loadu_si512(self.plain_mask.as_ptr().add(64).cast()),
-                _mm512_loadu_si512(self.plain_before_ascii_mask.as_ptr().cast()),
-                _mm512_loadu_si512(self.plain_before_ascii_mask.as_ptr().add(64).cast()),
+                _mm512_loadu_si512(self.plain.as_ptr().cast()),
+                _mm512_loadu_si512(self.plain.as_ptr().add(64).cast()),
+                _mm512_loadu_si512(self.plain_before_ascii.as_ptr().cast()),
+                _mm512_loadu_si512(self.plain_before_ascii.as_ptr().add(64).cast()),
                 _mm512_loadu_si512(input.as_ptr().add(at).cast()),
                 _mm512_loadu_si512(input.as_ptr().add(at + 1).cast()),
             )
@@ -154,8 +141,11 @@ impl Normalizer {
         // The tables are indexed by a byte's low 7 bits; non-ASCII bytes are masked out.
         let ascii = !_mm512_movepi8_mask(v);
         let next_ascii = !_mm512_movepi8_mask(next);
-        let plain = _mm512_movepi8_mask(_mm512_permutex2var_epi8(plain_lo, v, plain_hi));
-        let before = _mm512_movepi8_mask(_mm512_permutex2var_epi8(before_lo, v, before_hi));
+        let lookup = |lo, hi| {
+            let found = _mm512_permutex2var_epi8(lo, v, hi);
+            _mm512_test_epi8_mask(found, found)
+        };
+        let (plain, before) = (lookup(plain_lo, plain_hi), lookup(before_lo, before_hi));
         let not_space = !_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b' ' as i8));
         ascii & not_space & (plain | (before & next_ascii))
     }
@@ -335,7 +325,8 @@ mod tests {
         for (path, bytes) in crate::fixture_models() {
             let sp = crate::SentencePiece::from_bytes(&bytes).unwrap();
             let mut reference = crate::SentencePiece::from_bytes(&bytes).unwrap();
-            reference.normalizer.set_plain([false; 128], [false; 128]);
+            reference.normalizer.plain = [false; 128];
+            reference.normalizer.plain_before_ascii = [false; 128];
             assert!(
                 sp.normalizer.plain.iter().any(|&p| p),
                 "{}: no plain bytes",
