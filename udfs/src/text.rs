@@ -12,6 +12,8 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use crate::py::str_lower::push_py_lower;
+
 /// A set of code points with O(1) lookup for ASCII and the BMP and a binary search above it.
 pub(crate) struct CharSet {
     ascii: u128,
@@ -694,71 +696,14 @@ pub(crate) fn py_lower(s: &str) -> Cow<'_, str> {
             Cow::Borrowed(s)
         };
     }
-    let newer = &*LOWER_AFTER_14;
-    // Only non-ASCII characters can be newer.
-    if !non_ascii_chars(s).any(|(_, c)| newer.contains(c)) {
-        let lowered = if s.contains('Σ') {
-            // Final_Sigma depends on the context: the standard library applies it.
-            s.to_lowercase()
-        } else {
-            lower_ascii_runs(s)
-        };
-        return if lowered == s {
-            Cow::Borrowed(s)
-        } else {
-            Cow::Owned(lowered)
-        };
+    let mut lowered = String::new();
+    push_py_lower(s, &mut lowered);
+    if lowered == s {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(lowered)
     }
-    // Rare: lower-case the runs between characters CPython 3.11 does not map.
-    let mut out = String::with_capacity(s.len());
-    let mut run_start = 0;
-    for (i, c) in s.char_indices() {
-        if newer.contains(c) {
-            out.push_str(&s[run_start..i].to_lowercase());
-            out.push(c);
-            run_start = i + c.len_utf8();
-        }
-    }
-    out.push_str(&s[run_start..].to_lowercase());
-    Cow::Owned(out)
 }
-
-/// `str::to_lowercase` for a text without 'Σ' (the one context-dependent mapping): runs of ASCII
-/// are lower-cased in bulk, the other characters one by one (`char::to_lowercase`, which is what
-/// `str::to_lowercase` does for them).
-fn lower_ascii_runs(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut at = 0;
-    for (p, c) in non_ascii_chars(s) {
-        let start = out.len();
-        out.push_str(&s[at..p]);
-        out[start..].make_ascii_lowercase();
-        out.extend(c.to_lowercase());
-        at = p + c.len_utf8();
-    }
-    let start = out.len();
-    out.push_str(&s[at..]);
-    out[start..].make_ascii_lowercase();
-    out
-}
-
-/// Characters Rust's (newer) Unicode tables lower-case but CPython 3.11 does not: those changed
-/// by `char::to_lowercase` and absent from CPython's table `py_lower.txt`.
-static LOWER_AFTER_14: LazyLock<CharSet> = LazyLock::new(|| {
-    let cpython = CharSet::parse(
-        &include_str!("../data/py_lower.txt")
-            .lines()
-            .map(|l| l.split(':').next().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join("\n"),
-    );
-    CharSet::from_ranges(
-        (0..=0x10FFFFu32)
-            .filter_map(char::from_u32)
-            .filter(|&c| !cpython.contains(c) && !c.to_lowercase().eq(std::iter::once(c)))
-            .map(|c| (c as u32, c as u32)),
-    )
-});
 
 #[cfg(test)]
 mod tests {
@@ -844,23 +789,6 @@ mod tests {
             .collect();
         assert_eq!(words_from_document(doc).collect::<Vec<_>>(), want);
         assert_eq!(want, ["a", "b", "c", "d\u{a0}e\r", "f"]);
-    }
-
-    #[test]
-    fn lower_ascii_runs_equals_to_lowercase() {
-        let all: String = (0..0x3000u32)
-            .filter_map(char::from_u32)
-            .filter(|&c| c != 'Σ')
-            .collect();
-        for s in [
-            "",
-            "ABC",
-            "Ünïcödé ÀÉÎ İstanbul ǅ ß",
-            "MIXED ascii Straße ÇA",
-            &all,
-        ] {
-            assert_eq!(lower_ascii_runs(s), s.to_lowercase(), "{s:?}");
-        }
     }
 
     #[test]
@@ -1165,7 +1093,6 @@ mod tests {
         assert_eq!(py_lower("ＡＢＣ"), "ａｂｃ");
         // U+1C89 / U+A7CB got lower-case mappings after Unicode 14: 'ABC\u1c89D\ua7cb'.lower()
         assert_eq!(py_lower("ABC\u{1c89}D\u{a7cb}"), "abc\u{1c89}d\u{a7cb}");
-        assert!(LOWER_AFTER_14.contains('\u{1c89}') && !LOWER_AFTER_14.contains('A'));
     }
 
     #[test]

@@ -187,13 +187,10 @@ fn gram_classes(ids: &[u32], max_id: u32, h: usize) -> Vec<u32> {
     let mut positions = Vec::new();
     let keys = sparse_gram_keys(ids, max_id, h, &mut positions);
     let mut classes = vec![0u32; ids.len()];
-    let mut table = Table::default();
-    let mut mask = table.start(keys.len() / 4);
-    for (&key, &at) in keys.iter().zip(&positions) {
-        classes[at as usize] = match table.find_or_insert_growing(&mut mask, key) {
-            Some(index) => index + 1,
-            None => table.distinct.len() as u32,
-        };
+    let mut key_classes = Vec::new();
+    Table::default().intern(&keys, keys.len() / 4, &mut key_classes);
+    for (&class, &at) in key_classes.iter().zip(&positions) {
+        classes[at as usize] = class;
     }
     classes
 }
@@ -426,14 +423,8 @@ impl Table {
         cap - 1
     }
 
-    /// The index of `key` if the table has it, else `None` after inserting it as the next
-    /// distinct key.
-    #[inline(always)]
-    pub(super) fn find_or_insert(&mut self, mask: usize, key: u128) -> Option<u32> {
-        self.find_or_insert_hashed(mask, key, key_hash(key))
-    }
-
-    /// [`Table::find_or_insert`] of a key whose [`key_hash`] is `hash`.
+    /// The index of `key`, whose [`key_hash`] is `hash`, if the table has it, else `None` after
+    /// inserting it as the next distinct key.
     #[inline(always)]
     fn find_or_insert_hashed(&mut self, mask: usize, key: u128, hash: u64) -> Option<u32> {
         let tag = (hash >> 32) as u32;
@@ -453,17 +444,6 @@ impl Table {
             }
             i = (i + 1) & mask;
         }
-    }
-
-    /// [`Table::find_or_insert`] into a table that doubles (returning its new mask) once it is
-    /// half full, for callers that cannot size it up front.
-    #[inline(always)]
-    pub(super) fn find_or_insert_growing(&mut self, mask: &mut usize, key: u128) -> Option<u32> {
-        let found = self.find_or_insert(*mask, key);
-        if found.is_none() && self.distinct.len() * 2 > *mask + 1 {
-            *mask = self.rehash((*mask + 1) * 2);
-        }
-        found
     }
 
     /// Re-slots the distinct keys into `cap` (a power of two) slots; returns the slot mask.
@@ -486,14 +466,49 @@ impl Table {
         mask
     }
 
-    /// Appends the count of each distinct key of `keys` to `counts`. The slot of the key
-    /// [`PREFETCH`] places ahead is prefetched, so that several cache misses are in flight.
+    /// Appends the count of each distinct key of `keys` to `counts`.
     fn count(&mut self, keys: &[u128], counts: &mut Vec<u32>) {
-        let mask = self.start(keys.len());
+        let mut mask = self.start(keys.len());
         counts.reserve(keys.len());
+        self.find_or_insert_all(keys, &mut mask, false, |found, _| match found {
+            Some(index) => counts[index as usize] += 1,
+            None => counts.push(1),
+        });
+    }
+
+    /// Appends to `ids` the number of each key of `keys` in order of first appearance (1 for
+    /// the first distinct key, 2 for the next, ...); returns the number of distinct keys. The
+    /// table starts with room for `expected_distinct` keys and doubles as needed.
+    pub(super) fn intern(
+        &mut self,
+        keys: &[u128],
+        expected_distinct: usize,
+        ids: &mut Vec<u32>,
+    ) -> u32 {
+        let mut mask = self.start(expected_distinct);
+        ids.reserve(keys.len());
+        // A new key's id is the number of distinct keys once it is in.
+        self.find_or_insert_all(keys, &mut mask, true, |found, distinct| {
+            ids.push(found.map_or(distinct, |index| index + 1))
+        });
+        self.distinct.len() as u32
+    }
+
+    /// Finds or inserts each key of `keys` in turn, calling `on` with what
+    /// [`Table::find_or_insert_hashed`] returns and the number of distinct keys; with `grow`,
+    /// the table doubles once it is half full. The slot of the key [`PREFETCH`] places ahead is
+    /// prefetched, so that several cache misses are in flight.
+    #[inline(always)]
+    fn find_or_insert_all(
+        &mut self,
+        keys: &[u128],
+        mask: &mut usize,
+        grow: bool,
+        mut on: impl FnMut(Option<u32>, u32),
+    ) {
         // Each key is hashed once, when its slot is prefetched; the hashes wait in a ring.
         let mut hashes = [0u64; PREFETCH_RING];
-        let hash_ahead = |i: usize, hashes: &mut [u64; PREFETCH_RING], slots: &[Slot]| {
+        let hash_ahead = |i: usize, hashes: &mut [u64; PREFETCH_RING], slots: &[Slot], mask| {
             if let Some(&key) = keys.get(i) {
                 let hash = key_hash(key);
                 hashes[i % PREFETCH_RING] = hash;
@@ -501,14 +516,15 @@ impl Table {
             }
         };
         for i in 0..PREFETCH {
-            hash_ahead(i, &mut hashes, &self.slots);
+            hash_ahead(i, &mut hashes, &self.slots, *mask);
         }
         for (i, &key) in keys.iter().enumerate() {
-            hash_ahead(i + PREFETCH, &mut hashes, &self.slots);
-            match self.find_or_insert_hashed(mask, key, hashes[i % PREFETCH_RING]) {
-                Some(index) => counts[index as usize] += 1,
-                None => counts.push(1),
+            hash_ahead(i + PREFETCH, &mut hashes, &self.slots, *mask);
+            let found = self.find_or_insert_hashed(*mask, key, hashes[i % PREFETCH_RING]);
+            if grow && found.is_none() && self.distinct.len() * 2 > *mask + 1 {
+                *mask = self.rehash((*mask + 1) * 2);
             }
+            on(found, self.distinct.len() as u32);
         }
     }
 }

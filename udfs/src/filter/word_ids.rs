@@ -1,14 +1,16 @@
 //! Word ids for `word_repetition_filter`: every word numbered in order of first appearance, so
 //! that word n-grams are counted as packed ids. Words of up to 15 bytes are u128 keys of a
-//! per-thread table (no string hashing or comparison); the refined words of a text are numbered
-//! in one pass over its lower-cased copy, without collecting them first.
+//! per-thread table (no string hashing or comparison); the refined words of a text are keyed in
+//! one pass over its lower-cased copy, without collecting them as strings, and numbered in a
+//! second pass that prefetches the table.
 
 use std::cell::RefCell;
 
 use foldhash::HashMap;
 
 use crate::filter::gram_count::{MAX_KEPT, Table};
-use crate::text::{py_lower, special_characters, words_from_document};
+use crate::py::str_lower::push_py_lower;
+use crate::text::{special_characters, words_from_document};
 
 /// Words longer than this are interned by their text.
 const MAX_PACKED_WORD: usize = 15;
@@ -36,11 +38,20 @@ fn packed_word_at(bytes: &[u8], start: usize, len: usize) -> u128 {
     (loaded & (u128::MAX >> (8 * (16 - len)))) | (len as u128) << 120
 }
 
+/// The key of the word that `long_id` numbers among a text's words longer than
+/// [`MAX_PACKED_WORD`]: its top bit is set, which a packed word's length byte never sets.
+#[inline]
+fn long_word_key(long_id: u32) -> u128 {
+    1 << 127 | u128::from(long_id)
+}
+
 #[derive(Default)]
 struct WordInterner {
     table: Table,
-    /// The id of each distinct key of `table`, in its order.
-    key_ids: Vec<u32>,
+    /// The key of each word of the text, in order.
+    keys: Vec<u128>,
+    /// The lower-cased text whose words are keyed.
+    lower: String,
     ids: Vec<u32>,
 }
 
@@ -48,48 +59,33 @@ thread_local! {
     static INTERNER: RefCell<WordInterner> = RefCell::new(WordInterner::default());
 }
 
-/// Numbers the words of one text; `long` maps the words longer than [`MAX_PACKED_WORD`].
+/// Keys the words of one text; `long` numbers the words longer than [`MAX_PACKED_WORD`]. Its
+/// keys are collected first and numbered in one pass, which prefetches the table ahead of the
+/// lookups (looking each word up as it is split leaves every cache miss on the critical path).
 struct Numbering<'w, 'a> {
     interner: &'w mut WordInterner,
     long: HashMap<&'a str, u32>,
-    mask: usize,
-    next: u32,
 }
 
 impl<'w, 'a> Numbering<'w, 'a> {
-    fn new(interner: &'w mut WordInterner, expected_distinct: usize) -> Self {
-        let mask = interner.table.start(expected_distinct);
+    fn new(interner: &'w mut WordInterner) -> Self {
+        interner.keys.clear();
         interner.ids.clear();
-        interner.key_ids.clear();
         Numbering {
             interner,
             long: HashMap::default(),
-            mask,
-            next: 1,
         }
     }
 
     #[inline(always)]
     fn push_packed(&mut self, key: u128) {
-        let c = &mut *self.interner;
-        let id = match c.table.find_or_insert_growing(&mut self.mask, key) {
-            Some(index) => c.key_ids[index as usize],
-            None => {
-                c.key_ids.push(self.next);
-                self.next += 1;
-                self.next - 1
-            }
-        };
-        c.ids.push(id);
+        self.interner.keys.push(key);
     }
 
     fn push_long(&mut self, word: &'a str) {
-        let next = &mut self.next;
-        let id = *self.long.entry(word).or_insert_with(|| {
-            *next += 1;
-            *next - 1
-        });
-        self.interner.ids.push(id);
+        let next = self.long.len() as u32;
+        let long_id = *self.long.entry(word).or_insert(next);
+        self.interner.keys.push(long_word_key(long_id));
     }
 
     fn push(&mut self, word: &'a str) {
@@ -100,14 +96,16 @@ impl<'w, 'a> Numbering<'w, 'a> {
         }
     }
 
-    /// Calls `f` with the ids and the largest id, and drops buffers a long text grew.
-    fn finish<R>(self, f: impl FnOnce(&[u32], u32) -> R) -> R {
+    /// Numbers the words, calls `f` with their ids and the largest id, and drops buffers a long
+    /// text grew.
+    fn finish<R>(self, expected_distinct: usize, f: impl FnOnce(&[u32], u32) -> R) -> R {
         let c = self.interner;
-        let r = f(&c.ids, self.next - 1);
+        let max_id = c.table.intern(&c.keys, expected_distinct, &mut c.ids);
+        let r = f(&c.ids, max_id);
         c.table.release_large();
         if c.ids.capacity() > MAX_KEPT {
             c.ids = Vec::new();
-            c.key_ids = Vec::new();
+            c.keys = Vec::new();
         }
         r
     }
@@ -118,11 +116,11 @@ impl<'w, 'a> Numbering<'w, 'a> {
 pub(crate) fn with_word_ids<R>(words: &[&str], f: impl FnOnce(&[u32], u32) -> R) -> R {
     INTERNER.with(|c| {
         let mut c = c.borrow_mut();
-        let mut numbering = Numbering::new(&mut c, words.len());
+        let mut numbering = Numbering::new(&mut c);
         for w in words {
             numbering.push(w);
         }
-        numbering.finish(f)
+        numbering.finish(words.len(), f)
     })
 }
 
@@ -132,14 +130,16 @@ pub(crate) fn with_word_ids<R>(words: &[&str], f: impl FnOnce(&[u32], u32) -> R)
 /// `words::with_refined_words`).
 pub(crate) fn with_refined_word_ids<R>(text: &str, f: impl FnOnce(&[u32], u32) -> R) -> R {
     let set = special_characters();
-    let lower = py_lower(text);
-    let lower: &str = &lower;
-    let bytes = lower.as_bytes();
     INTERNER.with(|c| {
         let mut c = c.borrow_mut();
-        // The table doubles as distinct words come: start it small, for a text's vocabulary.
-        let mut numbering = Numbering::new(&mut c, (bytes.len() / 16).min(1 << 16));
-        for word in words_from_document(lower) {
+        // The lower-cased copy lives in a buffer kept between texts (no fresh pages per text);
+        // it is taken out while the numbering borrows its words.
+        let mut lower = std::mem::take(&mut c.lower);
+        lower.clear();
+        push_py_lower(text, &mut lower);
+        let bytes = lower.as_bytes();
+        let mut numbering = Numbering::new(&mut c);
+        for word in words_from_document(&lower) {
             let word = set.trim(word);
             if word.is_empty() {
                 continue;
@@ -151,7 +151,12 @@ pub(crate) fn with_refined_word_ids<R>(text: &str, f: impl FnOnce(&[u32], u32) -
                 numbering.push_long(word);
             }
         }
-        numbering.finish(f)
+        // The table doubles as distinct words come: start it small, for a text's vocabulary.
+        let r = numbering.finish((bytes.len() / 16).min(1 << 16), f);
+        if lower.capacity() <= MAX_KEPT * 16 {
+            c.lower = lower;
+        }
+        r
     })
 }
 

@@ -1,6 +1,7 @@
 //! Emulations of the Python, numpy and scipy behaviour Data-Juicer's results depend on, kept apart
 //! from the operators: float formatting and the ujson round trip, numpy's random generators,
-//! scipy's numerical integration, the `regex` module's substitution and `os.path`'s joins.
+//! scipy's numerical integration, the `regex` module's substitution, `os.path`'s joins and
+//! `str.lower()`.
 
 pub mod numpy_legacy;
 pub mod numpy_rng;
@@ -11,3 +12,4 @@ pub mod pocketfft;
 pub mod pyfloat;
 pub mod regex;
 pub mod scipy_quad;
+pub(crate) mod str_lower;
