@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use foldhash::HashMap;
 
 use super::repeat_filter::{BYTES_PADDING, RepeatFilter};
+use crate::py::str_lower::ascii_run;
 
 /// Scratch buffers above this many entries (16-24 MB) are not kept for the next row.
 pub(super) const MAX_KEPT: usize = 1 << 20;
@@ -368,23 +369,6 @@ impl GramCounter {
     }
 }
 
-/// The length of the run of ASCII bytes that starts `b`.
-fn ascii_run(b: &[u8]) -> usize {
-    let mut i = 0;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        let high = word & 0x8080_8080_8080_8080;
-        if high != 0 {
-            return i + high.trailing_zeros() as usize / 8;
-        }
-        i += 8;
-    }
-    i + b[i..]
-        .iter()
-        .position(|&x| x >= 0x80)
-        .unwrap_or(b.len() - i)
-}
-
 /// The n-grams of `ids`, each packed as `bits`-bit digits into a u128.
 fn packed(mut ids: impl Iterator<Item = u32>, n: usize, bits: usize) -> impl Iterator<Item = u128> {
     let key_mask = if n * bits == 128 {
@@ -716,18 +700,5 @@ mod tests {
         // Every word occurs once: no id but 0.
         let none = with_sparse_id_gram_counts(&[0; 50], 0, 10, all_counts);
         assert_eq!(none, Vec::<u32>::new());
-    }
-
-    #[test]
-    fn ascii_runs() {
-        let text = "abcdefghijklmnopé0123456789abcdefghijklmnopqrstuvwxyz🙂";
-        let b = text.as_bytes();
-        for i in 0..b.len() {
-            let want = b[i..]
-                .iter()
-                .position(|&x| x >= 0x80)
-                .unwrap_or(b.len() - i);
-            assert_eq!(ascii_run(&b[i..]), want, "{i}");
-        }
     }
 }

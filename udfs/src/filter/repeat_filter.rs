@@ -84,8 +84,9 @@ impl RepeatFilter {
     /// [`RepeatFilter::possible_repeats`] for the `len` n-grams of one-byte ids `bytes` (n <=
     /// 16 bytes each, the key of the n-gram at `i` being `bytes[i..i + n]` read little-endian),
     /// followed by at least [`BYTES_PADDING`] bytes, on CPUs with AVX-512 (F, BW, DQ, VBMI);
-    /// `None` elsewhere, or for more than 2^28 n-grams. (Without vectors, the same steps through arrays are 10% slower than
-    /// [`RepeatFilter::possible_repeats`], which hashes each key twice but keeps no arrays.)
+    /// `None` elsewhere, or for more than 2^28 n-grams. (Without vectors, the same steps through
+    /// arrays are 10% slower than [`RepeatFilter::possible_repeats`], which hashes each key twice
+    /// but keeps no arrays.)
     pub(super) fn possible_repeat_bytes(
         &mut self,
         bytes: &[u8],

@@ -43,11 +43,8 @@ static MAPPED: LazyLock<Mapped> = LazyLock::new(|| {
 /// Rust's `char::to_lowercase` for the characters CPython 3.11 maps; the ones Unicode mapped after
 /// version 14 stay unchanged) and the Final_Sigma rule for U+03A3.
 pub(crate) fn push_py_lower(s: &str, out: &mut String) {
-    if memchr::memmem::find(s.as_bytes(), "Σ".as_bytes()).is_some() {
-        push_with_final_sigma(s, out);
-        return;
-    }
     let mapped = &*MAPPED;
+    let out_start = out.len();
     let b = s.as_bytes();
     out.reserve(s.len());
     let mut at = 0;
@@ -61,6 +58,12 @@ pub(crate) fn push_py_lower(s: &str, out: &mut String) {
         at = ascii_end;
         while let Some(c) = s[at..].chars().next().filter(|c| !c.is_ascii()) {
             if mapped.contains(c) {
+                if c == 'Σ' {
+                    // Its lower case depends on its context: start over on the Final_Sigma path.
+                    out.truncate(out_start);
+                    push_with_final_sigma(s, out);
+                    return;
+                }
                 out.push_str(&s[copy_from..at]);
                 out.extend(c.to_lowercase());
                 copy_from = at + c.len_utf8();
@@ -90,7 +93,7 @@ fn push_with_final_sigma(s: &str, out: &mut String) {
 
 /// The length of the run of ASCII bytes that starts `b`, 8 bytes at a time.
 #[inline]
-fn ascii_run(b: &[u8]) -> usize {
+pub(crate) fn ascii_run(b: &[u8]) -> usize {
     let mut i = 0;
     while let Some(chunk) = b.get(i..i + 8) {
         let high = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) & 0x8080_8080_8080_8080;
@@ -125,6 +128,19 @@ mod tests {
         assert_eq!(lower("ΑΣ\u{1c89}ΒΣ"), "ας\u{1c89}βς");
         assert_eq!(lower("\u{10400}X\u{1e900}"), "\u{10428}x\u{1e922}");
         assert_eq!(lower(""), "");
+    }
+
+    #[test]
+    fn ascii_runs() {
+        let text = "abcdefghijklmnopé0123456789abcdefghijklmnopqrstuvwxyz🙂";
+        let b = text.as_bytes();
+        for i in 0..b.len() {
+            let want = b[i..]
+                .iter()
+                .position(|&x| x >= 0x80)
+                .unwrap_or(b.len() - i);
+            assert_eq!(ascii_run(&b[i..]), want, "{i}");
+        }
     }
 
     /// Every code point between ASCII letters, in runs of unchanged characters and alone, gives
