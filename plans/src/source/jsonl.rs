@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::files::{Compression, FileFormat, open};
 use super::json_array::ArrayElements;
-use super::{InputFile, MARK_BYTES, MARK_MIN_ROWS, SEEK_EVERY, SeekPoint, SourceError};
+use super::{InputFile, MARK_BYTES, MARK_MIN_ROWS, SeekPoint, SourceError};
 
 /// Rows are flushed into a batch at this many rows or [`BATCH_BYTES`] bytes of JSON.
 pub(crate) const BATCH_ROWS: usize = 8192;
@@ -513,7 +513,7 @@ fn index_part(path: &Path, start: u64, end: u64, first: bool) -> Result<Option<P
 }
 
 /// Counts, validates and indexes the JSON lines of `reader`, which starts at byte `offset` of
-/// `path`, its line counter at `base_line`: rows, seek points every [`SEEK_EVERY`] rows (lines
+/// `path`, its line counter at `base_line`: rows, a seek point at each byte mark (lines
 /// counted from the reader's start), lines read, and the schema inferred from every row.
 fn index_lines(
     path: &Path,
@@ -528,13 +528,13 @@ fn index_lines(
     let mut failure: Option<SourceError> = None;
     let iter = std::iter::from_fn(|| match lines.next_row(path) {
         Ok(Some((offset, line))) => {
+            // A seek point at each byte mark: reading a range skips at most one mark's spacing
+            // of rows before its first.
             if byte_marks
                 .last()
                 .is_none_or(|&(r, o)| rows - r >= MARK_MIN_ROWS && offset - o >= MARK_BYTES)
             {
                 byte_marks.push((rows, offset));
-            }
-            if rows.is_multiple_of(SEEK_EVERY) {
                 seek_points.push(SeekPoint {
                     row: rows,
                     offset,
@@ -805,7 +805,7 @@ mod tests {
 
     #[test]
     fn parallel_index_equals_the_single_pass() {
-        let (_dir, path) = varied_file(3 * SEEK_EVERY as usize + 123);
+        let (_dir, path) = varied_file(12_411);
         let (single, single_schema) = index(&path, FileFormat::Jsonl, Compression::None).unwrap();
         assert!(
             single.size_bytes < PARALLEL_INDEX_BYTES,
@@ -840,6 +840,13 @@ mod tests {
             })
             .count();
         assert!(shared >= 1, "{shared}");
+        // Reading a range starts at the byte mark before it (not up to 4,096 rows before).
+        let marks = |points: &[SeekPoint]| -> Vec<(u64, u64)> {
+            points.iter().map(|p| (p.row, p.offset)).collect()
+        };
+        let without_end = |m: &[(u64, u64)]| m[..m.len() - 1].to_vec();
+        assert_eq!(marks(&single.seek_points), without_end(&single.byte_marks));
+        assert_eq!(marks(&seek_points), without_end(&byte_marks));
         let parallel = InputFile {
             rows,
             seek_points,

@@ -75,7 +75,7 @@ pub struct InputFile {
     pub compression: Compression,
     pub rows: u64,
     pub size_bytes: u64,
-    /// JSONL: seek points every [`SEEK_EVERY`] rows (first at row 0).
+    /// JSONL: a seek point at each byte mark (first at row 0), where reading a range starts.
     pub seek_points: Vec<SeekPoint>,
     /// JSONL: `(row, byte offset)` of a row about every [`MARK_BYTES`] bytes, and `(rows, end
     /// offset)` last: what [`InputIndex::byte_balanced_ranges`] cuts by. Empty for other formats.
@@ -110,8 +110,6 @@ impl InputFile {
     }
 }
 
-/// JSONL seek-point spacing, in rows.
-pub(crate) const SEEK_EVERY: u64 = 4096;
 /// JSONL byte-mark spacing: a mark once this many bytes and [`MARK_MIN_ROWS`] rows passed.
 pub(crate) const MARK_BYTES: u64 = 256 << 10;
 pub(crate) const MARK_MIN_ROWS: u64 = 16;
