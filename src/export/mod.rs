@@ -7,6 +7,7 @@
 //! them in partition order, or in a selector's rank order ([`ranked`]), and published to its
 //! [`target`].
 
+mod fragment;
 pub(crate) mod placed;
 pub(crate) mod ranked;
 pub(crate) mod staged;

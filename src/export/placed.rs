@@ -15,11 +15,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::ExecutionPlan;
-use dj_plans::drop_behind::{DropBehindReader, DropBehindWriter};
-use dj_plans::nodes::{Boundary, DedupExec, KeySet, Keys, OpBoundaryExec, OpCounters};
+use dj_plans::drop_behind::DropBehindWriter;
+use dj_plans::nodes::{Boundary, DedupExec, KeySet, Keys, OpBoundaryExec, OpCounters, SpillCache};
 use dj_udfs::DedupKind;
 use futures::StreamExt;
 
+use super::fragment::{Fragment, Written, cannot_stage};
 use super::{JsonFragmentEncoder, Staged};
 
 /// The sizes of one row's export line and stats line (0 when there is no stats file).
@@ -33,6 +34,9 @@ pub(crate) struct PlacedExport {
     /// Per partition, its rows' line sizes, set before it arrives at the barrier, so that once
     /// the barrier has decided, every partition finds all of them.
     sizes: Vec<OnceLock<Vec<LineSizes>>>,
+    /// What the held fragments keep in the page cache: they are read back right after the
+    /// barrier, and from the disk that copy took most of its time.
+    cache: Arc<SpillCache>,
 }
 
 /// The exact deduplicator a partition's plan ends in, under the boundary of its op, when its
@@ -50,11 +54,12 @@ fn final_dedup(plan: &Arc<dyn ExecutionPlan>) -> Option<&DedupExec> {
 impl PlacedExport {
     /// The placed export for `plans` (partition `p`'s plan at `p`, all run here), when every one
     /// ends in the same undecided deduplicator; `None` otherwise. Creates the shared files in
-    /// `staging`.
+    /// `staging`; held fragments stay in the page cache as far as `cache` grants.
     pub(crate) fn new(
         plans: &[&Arc<dyn ExecutionPlan>],
         staging: &Path,
         with_stats: bool,
+        cache: &Arc<SpillCache>,
     ) -> Result<Option<Arc<PlacedExport>>> {
         let dedups: Option<Vec<&DedupExec>> = plans.iter().map(|p| final_dedup(p)).collect();
         let Some(dedups) = dedups.filter(|d| !d.is_empty()) else {
@@ -80,6 +85,7 @@ impl PlacedExport {
                 .then(|| create("export.stats.jsonl"))
                 .transpose()?,
             sizes: plans.iter().map(|_| OnceLock::new()).collect(),
+            cache: cache.clone(),
         })))
     }
 
@@ -102,29 +108,7 @@ impl PlacedExport {
             .stats
             .as_ref()
             .map(|_| fragment.with_extension("stats.jsonl"));
-        let mut out = match dedup.barrier().keys_before(p) {
-            Some(before) => {
-                let [text_at, stats_at] = self.offset_of(p, dedup)?;
-                Lines::Placed {
-                    text: place(&self.text, text_at)?,
-                    stats: self
-                        .stats
-                        .as_deref()
-                        .map(|s| place(s, stats_at))
-                        .transpose()?,
-                    before,
-                    here: KeySet::default(),
-                    keep: Vec::new(),
-                }
-            }
-            None => Lines::Held {
-                text: Fragment::create(fragment)?,
-                stats: stats_fragment
-                    .as_deref()
-                    .map(Fragment::create)
-                    .transpose()?,
-            },
-        };
+        let mut out = self.start(dedup, fragment, stats_fragment.as_deref())?;
         tracing::debug!(
             partition = p,
             placed = matches!(out, Lines::Placed { .. }),
@@ -135,6 +119,7 @@ impl PlacedExport {
         let (mut text, mut stats) = (String::new(), String::new());
         // The op's work: the upstream chain it polls and the keys; not the export's encoding.
         let mut compute = Duration::ZERO;
+        let mut copying = None;
         loop {
             let t = Instant::now();
             let Some(batch) = input.next().await else {
@@ -158,8 +143,23 @@ impl PlacedExport {
                     sizes.len() - first
                 );
             }
+            // The partitions before this one are decided: it learns its place now, and the
+            // lines held so far go there on another thread while it goes on.
+            if matches!(out, Lines::Held { .. })
+                && first_key == first
+                && let Some(before) = dedup.barrier().keys_before(p)
+            {
+                tracing::debug!(partition = p, rows = first, "held export lines placed");
+                let (placed, copy) =
+                    self.place_held(out, dedup, before, batch_keys, &sizes[..first])?;
+                (out, copying) = (placed, Some(copy));
+            }
             out.write(&text, &stats, &sizes[first..], batch_keys, first_key)
                 .with_context(|| format!("cannot write {}", self.text.display()))?;
+        }
+        if let Some(copy) = copying {
+            copy.await??;
+            remove_fragments(fragment, stats_fragment.as_deref());
         }
         let rows_in = sizes.len();
         self.sizes[p]
@@ -168,7 +168,7 @@ impl PlacedExport {
         // A partition waiting at the barrier holds no write buffers (with 160 partitions of
         // 100K rows they took 5 MB each): the last batch's lines go, held fragments are flushed.
         drop((text, stats));
-        let out = out.park()?;
+        let out = out.park().with_context(|| cannot_stage(fragment))?;
         let keep = dedup.barrier().arrive(p, keys.finish()?).await?;
         let sizes = self.sizes[p].get().expect("set above");
         if keep.len() != rows_in {
@@ -210,10 +210,7 @@ impl PlacedExport {
                     Ok(())
                 })
                 .await??;
-                let _ = std::fs::remove_file(fragment);
-                if let Some(s) = &stats_fragment {
-                    let _ = std::fs::remove_file(s);
-                }
+                remove_fragments(fragment, stats_fragment.as_deref());
             }
         }
         counters.add_offline(dedup.index(), compute.as_nanos() as u64);
@@ -226,6 +223,92 @@ impl PlacedExport {
             kept: [0, 0],
             _cached: Vec::new(),
         })
+    }
+
+    /// Partition `dedup.partition()`'s lines: placed from the start when the partitions before
+    /// it are decided, else held in `fragment` (and `stats_fragment`).
+    fn start(
+        &self,
+        dedup: &DedupExec,
+        fragment: &Path,
+        stats_fragment: Option<&Path>,
+    ) -> Result<Lines> {
+        let p = dedup.partition();
+        Ok(match dedup.barrier().keys_before(p) {
+            Some(before) => {
+                let [text_at, stats_at] = self.offset_of(p, dedup)?;
+                Lines::Placed {
+                    text: place(&self.text, text_at)?,
+                    stats: self
+                        .stats
+                        .as_deref()
+                        .map(|s| place(s, stats_at))
+                        .transpose()?,
+                    before,
+                    here: KeySet::default(),
+                    keep: Vec::new(),
+                }
+            }
+            None => Lines::Held {
+                text: Fragment::create(fragment, Some(self.cache.clone()))?,
+                stats: stats_fragment
+                    .map(|f| Fragment::create(f, Some(self.cache.clone())))
+                    .transpose()?,
+            },
+        })
+    }
+
+    /// The held lines of `dedup`'s partition placed, once the partitions before it are decided
+    /// (their keys `before`): the lines go on placed after the kept ones of `sizes` (the rows
+    /// so far, whose keys are the first of `keys`), which are copied to their place on a
+    /// blocking thread.
+    fn place_held(
+        &self,
+        held: Lines,
+        dedup: &DedupExec,
+        before: Arc<KeySet>,
+        keys: &Keys,
+        sizes: &[LineSizes],
+    ) -> Result<(Lines, tokio::task::JoinHandle<Result<()>>)> {
+        let Lines::Held { text, stats } = held else {
+            bail!("partition {}: its lines are not held", dedup.partition());
+        };
+        let mut here = KeySet::default();
+        let keep: Vec<bool> = (0..sizes.len())
+            .map(|i| {
+                keys.row(i)
+                    .iter()
+                    .all(|k| !before.contains(k) && here.insert(*k))
+            })
+            .collect();
+        let [text_at, stats_at] = self.offset_of(dedup.partition(), dedup)?;
+        let kept = kept_bytes(sizes, &keep);
+        let placed = Lines::Placed {
+            text: place(&self.text, text_at + kept[0])?,
+            stats: (self.stats.as_deref())
+                .map(|s| place(s, stats_at + kept[1]))
+                .transpose()?,
+            before,
+            here,
+            keep: keep.clone(),
+        };
+        let cannot = || format!("cannot write {}", self.text.display());
+        let text = text.finish().with_context(cannot)?;
+        let stats = stats
+            .map(Fragment::finish)
+            .transpose()
+            .with_context(cannot)?;
+        let (text_dest, stats_dest) = (self.text.clone(), self.stats.clone());
+        let (sizes_text, sizes_stats): (Vec<u32>, Vec<u32>) =
+            sizes.iter().map(|s| (s[0], s[1])).unzip();
+        let copy = tokio::task::spawn_blocking(move || -> Result<()> {
+            copy_kept(text, &sizes_text, &keep, &text_dest, text_at)?;
+            if let (Some(file), Some(dest)) = (stats, &stats_dest) {
+                copy_kept(file, &sizes_stats, &keep, dest, stats_at)?;
+            }
+            Ok(())
+        });
+        Ok((placed, copy))
     }
 
     /// Where partition `p`'s kept lines start in the export and the stats file: after the kept
@@ -267,6 +350,13 @@ fn kept_bytes(sizes: &[LineSizes], keep: &[bool]) -> [u64; 2] {
         .fold([0, 0], |[a, b], (s, _)| [a + s[0] as u64, b + s[1] as u64])
 }
 
+/// Deletes a partition's held fragments once they are copied.
+fn remove_fragments(text: &Path, stats: Option<&Path>) {
+    for path in std::iter::once(text).chain(stats) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 /// Where a partition's encoded lines go until the barrier decides.
 enum Lines {
     /// Straight to their place, filtered as exact dedup will decide: a row is kept unless its
@@ -292,8 +382,11 @@ enum Parked {
         stats: Option<BufWriter<DropBehindWriter>>,
         keep: Vec<bool>,
     },
-    /// The held fragments, written and rewound.
-    Held { text: File, stats: Option<File> },
+    /// The held fragments, written.
+    Held {
+        text: Written,
+        stats: Option<Written>,
+    },
 }
 
 impl Lines {
@@ -345,9 +438,9 @@ impl Lines {
                 text: text_out,
                 stats: stats_out,
             } => {
-                text_out.out.write_all(text.as_bytes())?;
+                text_out.write_all(text.as_bytes())?;
                 if let Some(out) = stats_out {
-                    out.out.write_all(stats.as_bytes())?;
+                    out.write_all(stats.as_bytes())?;
                 }
                 Ok(())
             }
@@ -388,51 +481,14 @@ fn write_kept(
     out.write_all(&buf[run_start..pos])
 }
 
-/// A staged fragment being written, dropping behind; read back once after the barrier.
-struct Fragment {
-    path: PathBuf,
-    out: BufWriter<DropBehindWriter>,
-}
-
-impl Fragment {
-    fn create(path: &Path) -> Result<Fragment> {
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .and_then(DropBehindWriter::new)
-            .with_context(|| format!("cannot stage {}", path.display()))?;
-        Ok(Fragment {
-            path: path.to_path_buf(),
-            out: BufWriter::with_capacity(1 << 20, file),
-        })
-    }
-
-    /// The written file, rewound.
-    fn finish(self) -> Result<File> {
-        let path = self.path;
-        let staging = || format!("cannot stage {}", path.display());
-        let mut file = self
-            .out
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(staging)?
-            .into_inner();
-        file.rewind().with_context(staging)?;
-        Ok(file)
-    }
-}
-
 /// Bytes read from a fragment at a time (at least one line).
 const CHUNK: usize = 4 << 20;
 
 /// Copies the lines of `src` (sized `sizes`) whose `keep` is set to `dest` at offset `at`,
-/// dropping both files' pages behind.
-fn copy_kept(src: File, sizes: &[u32], keep: &[bool], dest: &Path, at: u64) -> Result<()> {
+/// dropping the pages of both files behind (but `src`'s kept ones).
+fn copy_kept(src: Written, sizes: &[u32], keep: &[bool], dest: &Path, at: u64) -> Result<()> {
     let cannot = || format!("cannot write export lines to {}", dest.display());
-    let mut src = DropBehindReader::new(src).with_context(cannot)?;
+    let (mut src, _grant) = src.read_back().with_context(cannot)?;
     let mut out = place(dest, at)?;
     let mut buf = Vec::new();
     let mut row = 0;
@@ -458,6 +514,14 @@ fn copy_kept(src: File, sizes: &[u32], keep: &[bool], dest: &Path, at: u64) -> R
 
 #[cfg(test)]
 mod tests {
+    use datafusion::arrow::array::{RecordBatch, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+    use datafusion::execution::SendableRecordBatchStream;
+    use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+    use datafusion::physical_plan::streaming::StreamingTableExec;
+    use dj_plans::nodes::DedupBarrier;
+    use tokio::sync::{Notify, Semaphore};
+
     use super::*;
 
     #[test]
@@ -482,7 +546,12 @@ mod tests {
         std::fs::write(&dest, b"HEAD|").unwrap();
         let sizes: Vec<u32> = lines.iter().map(|l| l.len() as u32).collect();
         assert!(sizes.iter().map(|s| *s as usize).sum::<usize>() > 2 * CHUNK);
-        copy_kept(File::open(&src_path).unwrap(), &sizes, &keep, &dest, 5).unwrap();
+        let src = Written {
+            file: File::open(&src_path).unwrap(),
+            kept: 0,
+            grant: None,
+        };
+        copy_kept(src, &sizes, &keep, &dest, 5).unwrap();
         let want: String = lines
             .iter()
             .zip(&keep)
@@ -495,5 +564,133 @@ mod tests {
         let sizes2: Vec<LineSizes> = sizes.iter().map(|s| [*s, 1]).collect();
         let kept = keep.iter().filter(|k| **k).count() as u64;
         assert_eq!(kept_bytes(&sizes2, &keep), [want.len() as u64, kept]);
+    }
+
+    /// A partition's batches, each after its gate (if any) opens; `asked` gets a permit whenever
+    /// a batch is asked for, i.e. once the consumer is done with the one before.
+    #[derive(Debug)]
+    struct Gated {
+        schema: SchemaRef,
+        batches: Vec<(Option<Arc<Notify>>, RecordBatch)>,
+        asked: Arc<Semaphore>,
+    }
+
+    impl datafusion::physical_plan::streaming::PartitionStream for Gated {
+        fn schema(&self) -> &SchemaRef {
+            &self.schema
+        }
+        fn execute(&self, _: Arc<TaskContext>) -> SendableRecordBatchStream {
+            let (batches, asked) = (self.batches.clone(), self.asked.clone());
+            let stream = futures::stream::iter(batches).then(move |(gate, batch)| {
+                let asked = asked.clone();
+                async move {
+                    asked.add_permits(1);
+                    if let Some(gate) = gate {
+                        gate.notified().await;
+                    }
+                    Ok(batch)
+                }
+            });
+            Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream))
+        }
+    }
+
+    /// Partition 1 holds its first batch's lines while partition 0 runs; once partition 0 is
+    /// decided, partition 1's next batch places them (they are in the export before its last
+    /// batch comes) and every later line. The export is both partitions' first lines per text.
+    #[tokio::test]
+    async fn held_lines_go_to_their_place_once_the_partitions_before_are_decided() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("text", DataType::Utf8, true)]));
+        let batch = |texts: &[&str]| {
+            let column = Arc::new(StringArray::from(texts.to_vec()));
+            RecordBatch::try_new(schema.clone(), vec![column]).unwrap()
+        };
+        let barrier = DedupBarrier::new(0, DedupKind::Exact, 2, None, None);
+        let asked = Arc::new(Semaphore::new(0));
+        let gates = [Arc::new(Notify::new()), Arc::new(Notify::new())];
+        let plan = |p: usize, batches: Vec<(Option<Arc<Notify>>, RecordBatch)>| {
+            let stream = Arc::new(Gated {
+                schema: schema.clone(),
+                batches,
+                // Partition 0's asks are not waited for.
+                asked: if p == 1 {
+                    asked.clone()
+                } else {
+                    Arc::new(Semaphore::new(0))
+                },
+            });
+            let source =
+                StreamingTableExec::try_new(schema.clone(), vec![stream], None, [], false, None)
+                    .unwrap();
+            let dedup =
+                DedupExec::try_new(Arc::new(source), "text", "dedup".into(), p, barrier.clone())
+                    .unwrap();
+            let counters = OpCounters::new(1);
+            Arc::new(OpBoundaryExec::new(
+                Arc::new(dedup),
+                Boundary::Op(0),
+                "dedup".into(),
+                counters,
+            )) as Arc<dyn ExecutionPlan>
+        };
+        let plans = [
+            plan(0, vec![(None, batch(&["a", "b", "a", "c"]))]),
+            plan(
+                1,
+                vec![
+                    (None, batch(&["b", "d", "d", "e"])),
+                    (Some(gates[0].clone()), batch(&["f", "a", "g"])),
+                    (Some(gates[1].clone()), batch(&["e", "h"])),
+                ],
+            ),
+        ];
+        let spec =
+            crate::export::ExportSpec::new(&dir.path().join("out.jsonl"), 0, false, false).unwrap();
+        let encoder = Arc::new(JsonFragmentEncoder::new(&spec, &schema).unwrap().unwrap());
+        let refs: Vec<&Arc<dyn ExecutionPlan>> = plans.iter().collect();
+        let cache = SpillCache::new(1 << 30);
+        let placed = PlacedExport::new(&refs, dir.path(), false, &cache)
+            .unwrap()
+            .unwrap();
+        let stage = |p: usize| {
+            let (placed, plan, encoder) = (placed.clone(), plans[p].clone(), encoder.clone());
+            let fragment = dir.path().join(format!("part-{p}.jsonl"));
+            tokio::spawn(async move {
+                let ctx = Arc::new(TaskContext::default());
+                let counters = OpCounters::new(1);
+                placed
+                    .stage(&plan, ctx, &fragment, &encoder, &counters)
+                    .await
+                    .unwrap()
+                    .rows
+            })
+        };
+        let line = |t: &str| format!("{{\"text\": \"{t}\"}}\n");
+        let lines = |ts: &[&str]| ts.iter().map(|t| line(t)).collect::<String>();
+        let export = || std::fs::read_to_string(&placed.text).unwrap();
+        // Partition 1 holds its first batch and waits for its second.
+        let one = stage(1);
+        let next_asked = || async { asked.acquire().await.unwrap().forget() };
+        next_asked().await;
+        next_asked().await;
+        assert!(dir.path().join("part-1.jsonl").exists());
+        assert_eq!(stage(0).await.unwrap(), 3);
+        assert_eq!(export(), lines(&["a", "b", "c"]));
+        gates[0].notify_one();
+        next_asked().await;
+        // Partition 1 waits for its last batch: its first one's kept lines are in place.
+        let want = lines(&["a", "b", "c", "d", "e"]);
+        for _ in 0..1000 {
+            if export() == want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(export(), want);
+        gates[1].notify_one();
+        assert_eq!(one.await.unwrap(), 5);
+        assert_eq!(export(), lines(&["a", "b", "c", "d", "e", "f", "g", "h"]));
+        assert!(!dir.path().join("part-1.jsonl").exists());
     }
 }

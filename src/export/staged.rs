@@ -1,7 +1,6 @@
 //! How partitions stage their rows for the export, chosen once per run ([`Staging`]), and the
 //! export written from what they staged.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,6 +14,7 @@ use dj_plans::drop_behind::{DropBehindReader, DropBehindWriter};
 use dj_plans::nodes::{CacheGrant, MemoryBudget, OpCounters, SpillCache};
 use futures::StreamExt;
 
+use super::fragment::{Fragment, cannot_stage};
 use super::placed::PlacedExport;
 use super::ranked::write_in_rank_order;
 use super::{ExportSpec, Exporter, JsonFragmentEncoder, Staged};
@@ -81,9 +81,10 @@ impl StagingArea {
             None => Staging::Arrow,
             Some(encoder) if on_cluster => Staging::Json(encoder, budget.spill_cache()),
             Some(encoder) => {
-                match PlacedExport::new(plans, self.dir.path(), encoder.has_stats())? {
+                let cache = budget.spill_cache();
+                match PlacedExport::new(plans, self.dir.path(), encoder.has_stats(), &cache)? {
                     Some(placed) => Staging::Placed(encoder, placed),
-                    None => Staging::Json(encoder, budget.spill_cache()),
+                    None => Staging::Json(encoder, cache),
                 }
             }
         };
@@ -204,10 +205,6 @@ async fn export_arrow_files(
     }
 }
 
-fn cannot_stage(path: &Path) -> String {
-    format!("cannot stage {}", path.display())
-}
-
 fn create(path: &Path) -> Result<std::io::BufWriter<DropBehindWriter>> {
     let file = std::fs::File::create(path).and_then(DropBehindWriter::new);
     Ok(std::io::BufWriter::with_capacity(
@@ -278,13 +275,14 @@ async fn stage_json(
         }
         next = stream.next().await;
     }
-    let (kept, grant) = out.finish().with_context(|| cannot_stage(&path))?;
-    let mut cached: Vec<CacheGrant> = grant.into_iter().collect();
+    let written = out.finish().with_context(|| cannot_stage(&path))?;
+    let kept = written.kept;
+    let mut cached: Vec<CacheGrant> = written.grant.into_iter().collect();
     let mut stats_kept = 0;
     if let (Some(s), Some(p)) = (stats_out, &stats_path) {
-        let (k, grant) = s.finish().with_context(|| cannot_stage(p))?;
-        stats_kept = k;
-        cached.extend(grant);
+        let written = s.finish().with_context(|| cannot_stage(p))?;
+        stats_kept = written.kept;
+        cached.extend(written.grant);
     }
     Ok(Staged {
         path,
@@ -294,72 +292,4 @@ async fn stage_json(
         kept: [kept, stats_kept],
         _cached: cached,
     })
-}
-
-/// A staged JSON lines file whose first bytes stay in the page cache while `cache` grants them
-/// (a fragment appended to the export soon after, then deleted: those bytes never reach the
-/// disk), and that drops behind past that.
-struct Fragment {
-    writer: std::io::BufWriter<DropBehindWriter>,
-    cache: Option<Arc<SpillCache>>,
-    kept: u64,
-    grant: Option<CacheGrant>,
-}
-
-impl Fragment {
-    fn create(path: &Path, cache: Option<Arc<SpillCache>>) -> Result<Fragment> {
-        let mut writer = create(path)?;
-        writer.get_mut().keep(cache.is_some());
-        Ok(Fragment {
-            writer,
-            cache,
-            kept: 0,
-            grant: None,
-        })
-    }
-
-    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.writer.write_all(bytes)?;
-        if let Some(cache) = &self.cache
-            && !cache.keep_written(&mut self.writer, &mut self.kept, &mut self.grant)
-        {
-            self.cache = None;
-        }
-        Ok(())
-    }
-
-    /// Flushes; the bytes kept in the page cache, and their grant.
-    fn finish(mut self) -> std::io::Result<(u64, Option<CacheGrant>)> {
-        self.writer.flush()?;
-        Ok((self.kept, self.grant))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A fragment keeps its first bytes while the cache grants them and stops at the first
-    /// write it cannot grant; what it wrote reads back whole either way, and the cache gets
-    /// its bytes back when the grant is dropped.
-    #[test]
-    fn fragments_keep_what_the_cache_grants() {
-        let dir = tempfile::tempdir().unwrap();
-        let line = "x".repeat(999) + "\n";
-        for (limit, want_kept) in [(10_000, 5_000), (2_500, 2_000), (0, 0)] {
-            let cache = SpillCache::new(limit);
-            let path = dir.path().join(format!("part-{limit}.jsonl"));
-            let mut fragment = Fragment::create(&path, Some(cache.clone())).unwrap();
-            for _ in 0..5 {
-                fragment.write_all(line.as_bytes()).unwrap();
-            }
-            let (kept, grant) = fragment.finish().unwrap();
-            assert_eq!(kept, want_kept, "limit {limit}");
-            assert_eq!(std::fs::read_to_string(&path).unwrap(), line.repeat(5));
-            let mut other = None;
-            assert!(!cache.grant(limit - kept as usize + 1, &mut other));
-            drop(grant);
-            assert!(cache.grant(limit, &mut other), "limit {limit}: given back");
-        }
-    }
 }
