@@ -13,14 +13,16 @@ use serde_json::Value;
 
 use super::SourceError;
 use super::files::{Compression, FileFormat, open};
-use super::jsonl::Skeleton;
+use super::jsonl::{ChunkShapes, RecentShapes, Skeleton};
 use crate::pyjson::{JsonTypes, Step};
 
-/// Hugging Face's JSON chunk size: the scan covers this much of the first file, to a line end.
-const CHUNK: u64 = 10 << 20;
+/// Hugging Face's JSON chunk size: the scan covers this much of the first file, to a line end
+/// (the lines that start at an offset up to this one).
+pub(crate) const CHUNK: u64 = 10 << 20;
 
 /// The generic JSON fields of a JSON input whose first file is `path`. The rows are parsed as
-/// [`Skeleton`]s: the scan looks at keys and kinds, never at a string's contents.
+/// [`Skeleton`]s: the scan looks at keys and kinds, never at a string's contents, and at each
+/// shape once (repeats change nothing it finds).
 pub(crate) fn detect(
     path: &Path,
     format: FileFormat,
@@ -40,11 +42,12 @@ pub(crate) fn detect(
         // is an example. Read one at a time; the skeletons hold no text.
         drop(reader);
         let mut elements = super::jsonl::array_elements(path, compression)?;
-        let mut items = Vec::new();
+        let (mut items, mut recent) = (Vec::new(), RecentShapes::default());
         loop {
             match elements.next_element() {
                 Ok(Some(_)) => match serde_json::from_slice(&elements.buf) {
-                    Ok(Skeleton(v)) => items.push(v),
+                    Ok(Skeleton(v)) if recent.is_new(&v) => items.push(v),
+                    Ok(_) => {}
                     Err(_) => return Ok(JsonTypes::none()),
                 },
                 Ok(None) => break items,
@@ -59,22 +62,37 @@ pub(crate) fn detect(
         // makes `datasets` skip the scan.
         let text = chunk.strip_suffix(b"\n").unwrap_or(&chunk);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
-        let mut rows = Vec::new();
+        let (mut rows, mut recent) = (Vec::new(), RecentShapes::default());
         for line in text.split(|b| *b == b'\n') {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             match serde_json::from_slice(line) {
-                Ok(Skeleton(v)) => rows.push(v),
+                Ok(Skeleton(v)) if recent.is_new(&v) => rows.push(v),
+                Ok(_) => {}
                 Err(_) => return Ok(JsonTypes::none()),
             }
         }
         rows
     };
+    Ok(from_examples(&examples))
+}
+
+/// The generic JSON fields of a JSON lines file from the shapes of its first [`CHUNK`] bytes'
+/// rows, found while indexing it: none when a blank line is among them (`datasets` then skips
+/// the scan), as [`detect`] finds.
+pub(crate) fn from_chunk(chunk: &ChunkShapes) -> JsonTypes {
+    if chunk.blank {
+        return JsonTypes::none();
+    }
+    from_examples(&chunk.shapes)
+}
+
+fn from_examples(examples: &[Value]) -> JsonTypes {
     let mut types = JsonTypes::none();
-    for path in mixed_paths(&examples) {
+    for path in mixed_paths(examples) {
         types.mark(&path);
         types.set_reencoded();
     }
-    Ok(types)
+    types
 }
 
 /// An object's keys as a set (sorted).

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::files::{Compression, FileFormat, open};
 use super::json_array::ArrayElements;
+use super::json_types;
 use super::{InputFile, MARK_BYTES, MARK_MIN_ROWS, SeekPoint, SourceError};
 
 /// Rows are flushed into a batch at this many rows or [`BATCH_BYTES`] bytes of JSON.
@@ -25,6 +26,8 @@ struct Lines<R> {
     buf: Vec<u8>,
     offset: u64,
     line: u64,
+    /// The offset of the first blank line skipped.
+    first_blank: Option<u64>,
 }
 
 impl<R: BufRead> Lines<R> {
@@ -34,6 +37,7 @@ impl<R: BufRead> Lines<R> {
             buf: Vec::with_capacity(4096),
             offset,
             line,
+            first_blank: None,
         }
     }
 
@@ -97,6 +101,7 @@ impl<R: BufRead> Lines<R> {
             if !self.buf.iter().all(u8::is_ascii_whitespace) {
                 return Ok(Some((start, self.line)));
             }
+            self.first_blank.get_or_insert(start);
         }
     }
 }
@@ -151,11 +156,35 @@ fn parse_object(bytes: &[u8], path: &Path, line: u64) -> Result<Value, SourceErr
     Ok(v)
 }
 
-/// A JSON value with every string replaced by `""`: the same types for schema inference, and no
-/// allocation per string, which for long texts was most of the time (and fresh memory) spent
-/// indexing the input. Strings are not even unescaped: each member is first skipped as a raw
-/// value (validated, UTF-8 included, without a copy), and only what is not a string is parsed.
+/// A JSON value with every string replaced by `""` and every number by one of its kind (`0`,
+/// `0.0`, or `u64::MAX` past `i64`): the same types for schema inference, rows of one shape
+/// equal, and no allocation per string, which for long texts was most of the time (and fresh
+/// memory) spent indexing the input. Strings are not even unescaped: each member is first
+/// skipped as a raw value (validated, UTF-8 included, without a copy), and only what is not a
+/// string is parsed.
 pub(super) struct Skeleton(pub(super) Value);
+
+/// The last few distinct row skeletons seen. A row shaped like one of them adds nothing to what
+/// is inferred from the rows (the schema, the generic JSON fields): each shape is looked at once
+/// instead of once per row, which for short rows was most of the indexing time.
+#[derive(Default)]
+pub(super) struct RecentShapes(std::collections::VecDeque<Value>);
+
+impl RecentShapes {
+    const KEPT: usize = 8;
+
+    /// Whether `v` is none of the recent shapes; if so, it becomes one.
+    pub(super) fn is_new(&mut self, v: &Value) -> bool {
+        if self.0.contains(v) {
+            return false;
+        }
+        if self.0.len() == Self::KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back(v.clone());
+        true
+    }
+}
 
 /// A JSON string parsed (unescaped into serde_json's buffer) and dropped.
 struct Unescaped;
@@ -187,7 +216,9 @@ impl<'de> serde::Deserialize<'de> for Member {
         if text.starts_with('"') {
             // Skipping checks escapes, not that `\u` escapes pair their surrogates, which
             // parsing the string does (a lone surrogate is refused, as before).
-            if memchr::memmem::find(text.as_bytes(), b"\\u").is_some() {
+            static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+                std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+            if ESCAPE.find(text.as_bytes()).is_some() {
                 serde_json::from_str::<Unescaped>(text).map_err(D::Error::custom)?;
             }
             return Ok(Member(Value::String(String::new())));
@@ -230,14 +261,18 @@ impl<'de> serde::de::Visitor<'de> for SkeletonVisitor {
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
         Ok(Value::Bool(v))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
+        Ok(Value::from(0))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
+        Ok(Value::from(if i64::try_from(v).is_ok() {
+            0
+        } else {
+            u64::MAX
+        }))
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
+        Ok(Value::from(0.0))
     }
     fn visit_str<E>(self, _: &str) -> Result<Value, E> {
         Ok(Value::String(String::new()))
@@ -302,7 +337,7 @@ pub fn index(
     path: &Path,
     format: FileFormat,
     compression: Compression,
-) -> Result<(InputFile, Schema), SourceError> {
+) -> Result<(InputFile, Schema, Option<ChunkShapes>), SourceError> {
     let size_bytes = std::fs::metadata(path)
         .map_err(|e| SourceError::io(path, e))?
         .len();
@@ -349,7 +384,7 @@ pub fn index(
             byte_marks: vec![],
             remote: None,
         };
-        return Ok((file, schema));
+        return Ok((file, schema, None));
     }
 
     if compression == Compression::None
@@ -360,6 +395,7 @@ pub fn index(
             mut byte_marks,
             end,
             schema,
+            chunk,
             ..
         }) = index_in_parts(path, size_bytes)?
     {
@@ -374,7 +410,7 @@ pub fn index(
             byte_marks,
             remote: None,
         };
-        return Ok((file, schema));
+        return Ok((file, schema, Some(chunk)));
     }
     let reader = BufReader::with_capacity(1 << 20, open(path, compression)?);
     let Part {
@@ -383,6 +419,7 @@ pub fn index(
         mut byte_marks,
         end,
         schema,
+        chunk,
         ..
     } = index_lines(path, reader, 0, 0)?;
     byte_marks.push((rows, end));
@@ -403,11 +440,12 @@ pub fn index(
         byte_marks,
         remote: None,
     };
-    Ok((file, schema))
+    Ok((file, schema, Some(chunk)))
 }
 
-/// Uncompressed JSON lines files at least this large are indexed in parallel parts.
-pub(crate) const PARALLEL_INDEX_BYTES: u64 = 32 << 20;
+/// Uncompressed JSON lines files at least this large are indexed in parallel parts (a part's
+/// thread and file cost well under a millisecond; 24 MB of short rows took 140 ms on one).
+pub(crate) const PARALLEL_INDEX_BYTES: u64 = 4 << 20;
 
 /// One part of a file indexed on its own: rows, seek points with part-local rows and lines,
 /// lines read (blank ones included), and the part's inferred schema.
@@ -420,6 +458,17 @@ struct Part {
     end: u64,
     lines: u64,
     schema: Schema,
+    /// The shapes of the rows that start in the file's first [`json_types::CHUNK`] bytes.
+    chunk: ChunkShapes,
+}
+
+/// The distinct shapes ([`Skeleton`]s) of the rows starting in a file's first
+/// [`json_types::CHUNK`] bytes, and whether a blank line starts there too: what Hugging Face's
+/// scan for generic JSON fields reads, found while indexing instead of parsed again.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkShapes {
+    pub(crate) shapes: Vec<Value>,
+    pub(crate) blank: bool,
 }
 
 /// Indexes an uncompressed JSON lines file in as many parts as there are cores, cut at line
@@ -466,10 +515,13 @@ fn index_in_parts(path: &Path, size: u64) -> Result<Option<Part>, SourceError> {
     let mut byte_marks = Vec::new();
     let mut schemas = Vec::new();
     let mut end = 0;
+    let mut chunk = ChunkShapes::default();
     for part in results {
         let Some(part) = part? else {
             return Ok(None);
         };
+        chunk.shapes.extend(part.chunk.shapes);
+        chunk.blank |= part.chunk.blank;
         byte_marks.extend(part.byte_marks.iter().map(|&(r, o)| (rows + r, o)));
         end = part.end;
         seek_points.extend(part.seek_points.iter().map(|p| SeekPoint {
@@ -498,6 +550,7 @@ fn index_in_parts(path: &Path, size: u64) -> Result<Option<Part>, SourceError> {
         end,
         lines,
         schema,
+        chunk,
     }))
 }
 
@@ -526,6 +579,8 @@ fn index_lines(
     let mut byte_marks: Vec<(u64, u64)> = Vec::new();
     let mut rows = 0u64;
     let mut failure: Option<SourceError> = None;
+    let mut recent = RecentShapes::default();
+    let mut chunk_shapes = Vec::new();
     let iter = std::iter::from_fn(|| match lines.next_row(path) {
         Ok(Some((offset, line))) => {
             // A seek point at each byte mark: reading a range skips at most one mark's spacing
@@ -543,7 +598,14 @@ fn index_lines(
             }
             rows += 1;
             match parse_object(&lines.buf, path, line) {
-                Ok(v) => Some(Ok(v)),
+                Ok(v) if recent.is_new(&v) => {
+                    if offset <= json_types::CHUNK {
+                        chunk_shapes.push(v.clone());
+                    }
+                    Some(Ok(v))
+                }
+                // Adds nothing to the inferred schema.
+                Ok(_) => Some(Ok(Value::Object(Default::default()))),
                 Err(e) => {
                     failure = Some(e);
                     Some(Err(ArrowError::ParseError("malformed row".into())))
@@ -564,6 +626,7 @@ fn index_lines(
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
+    let blank = (lines.first_blank).is_some_and(|at| at <= json_types::CHUNK);
     Ok(Part {
         rows,
         seek_points,
@@ -571,6 +634,10 @@ fn index_lines(
         end: lines.offset,
         lines: lines.line - base_line,
         schema,
+        chunk: ChunkShapes {
+            shapes: chunk_shapes,
+            blank,
+        },
     })
 }
 
@@ -806,7 +873,8 @@ mod tests {
     #[test]
     fn parallel_index_equals_the_single_pass() {
         let (_dir, path) = varied_file(12_411);
-        let (single, single_schema) = index(&path, FileFormat::Jsonl, Compression::None).unwrap();
+        let (single, single_schema, _) =
+            index(&path, FileFormat::Jsonl, Compression::None).unwrap();
         assert!(
             single.size_bytes < PARALLEL_INDEX_BYTES,
             "the single pass ran"
@@ -897,7 +965,8 @@ mod tests {
         assert!(index_in_parts(&path, size).unwrap().is_none());
     }
 
-    /// Skeletons keep every type and replace each string by `""`, strings skipped or parsed;
+    /// Skeletons keep every type and replace each string by `""` and each number by one of its
+    /// kind, strings skipped or parsed;
     /// what serde_json refuses is still refused, deep nesting included (no stack overflow).
     #[test]
     fn skeletons_keep_types_and_refuse_what_serde_json_refuses() {
@@ -906,9 +975,15 @@ mod tests {
             "z": null, "meta": {"tags": ["x", 1, {"k": "v"}], "e": {}}, "l": []}"#;
         assert_eq!(
             skeleton(row).unwrap(),
-            serde_json::json!({"text": "", "n": 3, "f": 1.5, "b": true, "z": null,
-                "meta": {"tags": ["", 1, {"k": ""}], "e": {}}, "l": []})
+            serde_json::json!({"text": "", "n": 0, "f": 0.0, "b": true, "z": null,
+                "meta": {"tags": ["", 0, {"k": ""}], "e": {}}, "l": []})
         );
+        let numbers = skeleton(r#"{"a": -7, "b": 9223372036854775808, "c": 2e3}"#).unwrap();
+        assert_eq!(
+            numbers,
+            serde_json::json!({"a": 0, "b": u64::MAX, "c": 0.0})
+        );
+        assert!(numbers["a"].is_i64() && !numbers["b"].is_i64() && numbers["c"].is_f64());
         for (bad, why) in [
             (
                 r#"{"text": "\ud800 alone"}"#,
@@ -938,5 +1013,81 @@ mod tests {
         assert!(err.starts_with("recursion limit exceeded"), "{err}");
         let fine = format!("{{\"meta\": {}{}}}", "[".repeat(100), "]".repeat(100));
         assert!(skeleton(&fine).is_ok());
+    }
+
+    /// The generic JSON fields found from the shapes the index collects are those of the scan of
+    /// the file's first 10 MiB: a field whose keys vary inside it, outside it, at a line starting
+    /// exactly at its end and just after it; a blank line inside it and after it; a BOM; a file
+    /// indexed in parallel parts.
+    #[test]
+    fn chunk_shapes_give_what_the_json_scan_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let chunk = json_types::CHUNK as usize;
+        let row = |meta: &str, pad: usize| {
+            format!("{{\"text\": \"{}\", \"meta\": {meta}}}\n", "x".repeat(pad))
+        };
+        // Rows of about 1 KB up to `at` bytes, then `last` starting exactly at `at`.
+        let fill = |at: usize, last: &str| {
+            let mut text = String::from("\u{feff}");
+            while text.len() < at {
+                let left = at - text.len();
+                let pad = if left > 2000 {
+                    1000
+                } else {
+                    left - row(r#"{"a": 1}"#, 0).len()
+                };
+                text.push_str(&row(r#"{"a": 1}"#, pad));
+            }
+            assert_eq!(text.len(), at);
+            text + last
+        };
+        let other = row(r#"{"b": 2}"#, 5);
+        let cases = [
+            ("varies inside", fill(5000, &other), true),
+            ("varies at the end", fill(chunk, &other), true),
+            ("varies after it", fill(chunk + 1, &other), false),
+            (
+                "blank inside",
+                fill(5000, &(String::from("\n") + &other)),
+                false,
+            ),
+            (
+                "blank after",
+                fill(chunk + 1, &(String::from("  \n") + &other)),
+                false,
+            ),
+            (
+                "blank after, varies inside",
+                format!(
+                    "{other}{}\n\n",
+                    fill(chunk + 1, "").replacen('\u{feff}', "", 1)
+                ),
+                true,
+            ),
+        ];
+        for (name, text, generic) in cases {
+            let path = dir.path().join(format!("{name}.jsonl"));
+            std::fs::write(&path, &text).unwrap();
+            let scanned = json_types::detect(&path, FileFormat::Jsonl, Compression::None).unwrap();
+            assert_eq!(
+                scanned != crate::pyjson::JsonTypes::none(),
+                generic,
+                "{name}"
+            );
+            let (_, _, shapes) = index(&path, FileFormat::Jsonl, Compression::None).unwrap();
+            assert_eq!(json_types::from_chunk(&shapes.unwrap()), scanned, "{name}");
+            let single = index_lines(
+                &path,
+                BufReader::new(std::fs::File::open(&path).unwrap()),
+                0,
+                0,
+            )
+            .unwrap();
+            assert_eq!(
+                json_types::from_chunk(&single.chunk),
+                scanned,
+                "{name}: one pass"
+            );
+        }
     }
 }

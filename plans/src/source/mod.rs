@@ -147,8 +147,10 @@ impl InputIndex {
     /// Finds, counts and indexes every input file of `dataset_path` (a file, a directory or a
     /// glob), validating every JSON row on the way so bad input fails before any output exists.
     pub fn build(dataset_path: &str) -> Result<InputIndex, SourceError> {
-        let mut index = InputIndex::index_files(dataset_path)?;
-        if let Some(f) = index.files.first()
+        let (mut index, first_chunk) = InputIndex::index_files(dataset_path)?;
+        if let Some(chunk) = first_chunk {
+            index.json_types = json_types::from_chunk(&chunk);
+        } else if let Some(f) = index.files.first()
             && matches!(f.format, FileFormat::Jsonl | FileFormat::JsonArray)
         {
             index.json_types = json_types::detect(&f.path, f.format, f.compression)?;
@@ -164,22 +166,30 @@ impl InputIndex {
         dataset_path: &str,
         schema: SchemaRef,
     ) -> Result<InputIndex, SourceError> {
-        let mut index = InputIndex::index_files(dataset_path)?;
+        let (mut index, _) = InputIndex::index_files(dataset_path)?;
         index.schema = schema;
         Ok(index)
     }
 
-    /// Every file of `dataset_path` indexed, their schemas merged (no generic JSON fields).
-    fn index_files(dataset_path: &str) -> Result<InputIndex, SourceError> {
+    /// Every file of `dataset_path` indexed, their schemas merged (no generic JSON fields), and
+    /// the shapes of the first file's first rows if it is JSON lines.
+    fn index_files(
+        dataset_path: &str,
+    ) -> Result<(InputIndex, Option<jsonl::ChunkShapes>), SourceError> {
         let paths = discover_all(dataset_path)?;
         let mut files = Vec::with_capacity(paths.len());
         let mut schemas = Vec::with_capacity(paths.len());
+        let mut first_chunk = None;
         for (path, format, compression, remote) in paths {
             let (mut file, schema) = match format {
                 FileFormat::Parquet => parquet_input::index(&path)?,
                 FileFormat::ArrowIpc => arrow_input::index(&path)?,
                 FileFormat::Jsonl | FileFormat::JsonArray => {
-                    jsonl::index(&path, format, compression)?
+                    let (file, schema, chunk) = jsonl::index(&path, format, compression)?;
+                    if files.is_empty() {
+                        first_chunk = chunk;
+                    }
+                    (file, schema)
                 }
             };
             file.remote = remote;
@@ -188,14 +198,15 @@ impl InputIndex {
         }
         let schema = merge_schemas(&files, schemas)?;
         let total_rows = files.iter().map(|f| f.rows).sum();
-        Ok(InputIndex {
+        let index = InputIndex {
             dataset_path: dataset_path.to_string(),
             files,
             schema,
             total_rows,
             json_types: crate::pyjson::JsonTypes::none(),
             media: None,
-        })
+        };
+        Ok((index, first_chunk))
     }
 
     /// `n` balanced contiguous ranges: the first `rows % n` get one extra row (Data-Juicer's
