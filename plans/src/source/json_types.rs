@@ -16,9 +16,7 @@ use super::files::{Compression, FileFormat, open};
 use super::jsonl::{ChunkShapes, RecentShapes, Skeleton};
 use crate::pyjson::{JsonTypes, Step};
 
-/// Hugging Face's JSON chunk size: the scan covers this much of the first file, to a line end
-/// (the lines that start at an offset up to this one).
-pub(crate) const CHUNK: u64 = 10 << 20;
+use super::JSON_SCAN_CHUNK as CHUNK;
 
 /// The generic JSON fields of a JSON input whose first file is `path`. The rows are parsed as
 /// [`Skeleton`]s: the scan looks at keys and kinds, never at a string's contents, and at each

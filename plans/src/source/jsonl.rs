@@ -13,8 +13,7 @@ use serde_json::Value;
 
 use super::files::{Compression, FileFormat, open};
 use super::json_array::ArrayElements;
-use super::json_types;
-use super::{InputFile, MARK_BYTES, MARK_MIN_ROWS, SeekPoint, SourceError};
+use super::{InputFile, JSON_SCAN_CHUNK, MARK_BYTES, MARK_MIN_ROWS, SeekPoint, SourceError};
 
 /// Rows are flushed into a batch at this many rows or [`BATCH_BYTES`] bytes of JSON.
 pub(crate) const BATCH_ROWS: usize = 8192;
@@ -458,12 +457,12 @@ struct Part {
     end: u64,
     lines: u64,
     schema: Schema,
-    /// The shapes of the rows that start in the file's first [`json_types::CHUNK`] bytes.
+    /// The shapes of the rows that start in the file's first [`JSON_SCAN_CHUNK`] bytes.
     chunk: ChunkShapes,
 }
 
 /// The distinct shapes ([`Skeleton`]s) of the rows starting in a file's first
-/// [`json_types::CHUNK`] bytes, and whether a blank line starts there too: what Hugging Face's
+/// [`JSON_SCAN_CHUNK`] bytes, and whether a blank line starts there too: what Hugging Face's
 /// scan for generic JSON fields reads, found while indexing instead of parsed again.
 #[derive(Debug, Default)]
 pub(crate) struct ChunkShapes {
@@ -599,7 +598,7 @@ fn index_lines(
             rows += 1;
             match parse_object(&lines.buf, path, line) {
                 Ok(v) if recent.is_new(&v) => {
-                    if offset <= json_types::CHUNK {
+                    if offset <= JSON_SCAN_CHUNK {
                         chunk_shapes.push(v.clone());
                     }
                     Some(Ok(v))
@@ -626,7 +625,7 @@ fn index_lines(
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
-    let blank = (lines.first_blank).is_some_and(|at| at <= json_types::CHUNK);
+    let blank = (lines.first_blank).is_some_and(|at| at <= JSON_SCAN_CHUNK);
     Ok(Part {
         rows,
         seek_points,
@@ -1021,8 +1020,9 @@ mod tests {
     /// indexed in parallel parts.
     #[test]
     fn chunk_shapes_give_what_the_json_scan_finds() {
+        use crate::source::json_types;
         let dir = tempfile::tempdir().unwrap();
-        let chunk = json_types::CHUNK as usize;
+        let chunk = JSON_SCAN_CHUNK as usize;
         let row = |meta: &str, pad: usize| {
             format!("{{\"text\": \"{}\", \"meta\": {meta}}}\n", "x".repeat(pad))
         };

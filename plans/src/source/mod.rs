@@ -110,6 +110,9 @@ impl InputFile {
     }
 }
 
+/// Hugging Face's JSON chunk size: its scan for generic JSON fields covers this much of the first
+/// file, to a line end (the lines that start at an offset up to this one).
+pub(crate) const JSON_SCAN_CHUNK: u64 = 10 << 20;
 /// JSONL byte-mark spacing: a mark once this many bytes and [`MARK_MIN_ROWS`] rows passed.
 pub(crate) const MARK_BYTES: u64 = 256 << 10;
 pub(crate) const MARK_MIN_ROWS: u64 = 16;
