@@ -28,8 +28,8 @@ pub(crate) struct Written {
 
 impl Written {
     /// A reader from the start, dropping behind past the kept bytes (dropping pages not yet
-    /// written back would start their writeback). The grant is given back once the reader and
-    /// the file it reads are dropped, when the caller deletes the fragment.
+    /// written back would start their writeback), and the grant, which the caller drops once it
+    /// has read them.
     pub(crate) fn read_back(self) -> std::io::Result<(DropBehindReader, Option<CacheGrant>)> {
         let Written {
             mut file,
