@@ -198,18 +198,9 @@ impl PlacedExport {
                 text: text_file,
                 stats: stats_file,
             } => {
-                let [text_at, stats_at] = self.offset_of(p, dedup)?;
-                let (sizes_text, sizes_stats): (Vec<u32>, Vec<u32>) =
-                    sizes.iter().map(|s| (s[0], s[1])).unzip();
-                let (text_dest, stats_dest) = (self.text.clone(), self.stats.clone());
-                tokio::task::spawn_blocking(move || -> Result<()> {
-                    copy_kept(text_file, &sizes_text, &keep, &text_dest, text_at)?;
-                    if let (Some(file), Some(dest)) = (stats_file, &stats_dest) {
-                        copy_kept(file, &sizes_stats, &keep, dest, stats_at)?;
-                    }
-                    Ok(())
-                })
-                .await??;
+                let at = self.offset_of(p, dedup)?;
+                self.copy_held(text_file, stats_file, sizes, keep, at)
+                    .await??;
                 remove_fragments(fragment, stats_fragment.as_deref());
             }
         }
@@ -236,18 +227,8 @@ impl PlacedExport {
         let p = dedup.partition();
         Ok(match dedup.barrier().keys_before(p) {
             Some(before) => {
-                let [text_at, stats_at] = self.offset_of(p, dedup)?;
-                Lines::Placed {
-                    text: place(&self.text, text_at)?,
-                    stats: self
-                        .stats
-                        .as_deref()
-                        .map(|s| place(s, stats_at))
-                        .transpose()?,
-                    before,
-                    here: KeySet::default(),
-                    keep: Vec::new(),
-                }
+                let at = self.offset_of(p, dedup)?;
+                self.placed(at, before, KeySet::default(), Vec::new())?
             }
             None => Lines::Held {
                 text: Fragment::create(fragment, Some(self.cache.clone()))?,
@@ -281,34 +262,64 @@ impl PlacedExport {
                     .all(|k| !before.contains(k) && here.insert(*k))
             })
             .collect();
-        let [text_at, stats_at] = self.offset_of(dedup.partition(), dedup)?;
+        let at = self.offset_of(dedup.partition(), dedup)?;
         let kept = kept_bytes(sizes, &keep);
-        let placed = Lines::Placed {
-            text: place(&self.text, text_at + kept[0])?,
-            stats: (self.stats.as_deref())
-                .map(|s| place(s, stats_at + kept[1]))
-                .transpose()?,
+        let placed = self.placed(
+            [at[0] + kept[0], at[1] + kept[1]],
             before,
             here,
-            keep: keep.clone(),
-        };
+            keep.clone(),
+        )?;
         let cannot = || format!("cannot write {}", self.text.display());
         let text = text.finish().with_context(cannot)?;
         let stats = stats
             .map(Fragment::finish)
             .transpose()
             .with_context(cannot)?;
+        Ok((placed, self.copy_held(text, stats, sizes, keep, at)))
+    }
+
+    /// Lines written to the export and stats files from offsets `at` on, filtered as exact
+    /// dedup will decide after the keys `before` and those of the rows so far (`here`, whose
+    /// decisions are `keep`).
+    fn placed(
+        &self,
+        [text_at, stats_at]: [u64; 2],
+        before: Arc<KeySet>,
+        here: KeySet,
+        keep: Vec<bool>,
+    ) -> Result<Lines> {
+        Ok(Lines::Placed {
+            text: place(&self.text, text_at)?,
+            stats: (self.stats.as_deref())
+                .map(|s| place(s, stats_at))
+                .transpose()?,
+            before,
+            here,
+            keep,
+        })
+    }
+
+    /// Copies the kept lines (by `keep`) of held fragments, rows sized `sizes`, to offsets `at`
+    /// of the export and stats files, on a blocking thread.
+    fn copy_held(
+        &self,
+        text: Written,
+        stats: Option<Written>,
+        sizes: &[LineSizes],
+        keep: Vec<bool>,
+        [text_at, stats_at]: [u64; 2],
+    ) -> tokio::task::JoinHandle<Result<()>> {
         let (text_dest, stats_dest) = (self.text.clone(), self.stats.clone());
         let (sizes_text, sizes_stats): (Vec<u32>, Vec<u32>) =
             sizes.iter().map(|s| (s[0], s[1])).unzip();
-        let copy = tokio::task::spawn_blocking(move || -> Result<()> {
+        tokio::task::spawn_blocking(move || -> Result<()> {
             copy_kept(text, &sizes_text, &keep, &text_dest, text_at)?;
             if let (Some(file), Some(dest)) = (stats, &stats_dest) {
                 copy_kept(file, &sizes_stats, &keep, dest, stats_at)?;
             }
             Ok(())
-        });
-        Ok((placed, copy))
+        })
     }
 
     /// Where partition `p`'s kept lines start in the export and the stats file: after the kept
