@@ -21,6 +21,7 @@ pub mod py;
 pub mod registry;
 pub mod remote_media;
 pub mod selector;
+pub mod spare;
 pub mod spec;
 pub mod suggest;
 #[cfg(test)]

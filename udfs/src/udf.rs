@@ -15,6 +15,8 @@ use datafusion_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 
+use crate::spare;
+
 /// A per-text rewrite. Return `Cow::Borrowed` when the text is unchanged.
 pub trait TextMapper: Debug + Send + Sync {
     fn map<'a>(&self, text: &'a str) -> Cow<'a, str>;
@@ -193,7 +195,10 @@ struct MapperBody(Arc<dyn TextMapper>);
 
 impl UdfBody for MapperBody {
     fn invoke(&self, args: &[ArrayRef]) -> Result<ArrayRef> {
-        map_string_array(single_array(args)?, self.0.as_ref())
+        let mapper = self.0.clone();
+        split_if_spare(single_array(args)?, move |a| {
+            map_string_array(a, mapper.as_ref())
+        })
     }
 }
 
@@ -202,8 +207,71 @@ struct StatBody(Arc<dyn TextStat>);
 
 impl UdfBody for StatBody {
     fn invoke(&self, args: &[ArrayRef]) -> Result<ArrayRef> {
-        stat_string_array(single_array(args)?, self.0.as_ref())
+        let stat = self.0.clone();
+        split_if_spare(single_array(args)?, move |a| {
+            stat_string_array(a, stat.as_ref())
+        })
     }
+}
+
+/// `f` over `array`; a batch of at least [`spare::MIN_SPLIT_BYTES`] text bytes is cut in two
+/// halves of about equal bytes, and while a core is spare the second half goes to a helper
+/// thread ([`spare::join`]). `f` works row by row, so the halves joined are what it gives over
+/// the whole.
+pub(crate) fn split_if_spare(
+    array: &ArrayRef,
+    f: impl Fn(&ArrayRef) -> Result<ArrayRef> + Clone + Send + 'static,
+) -> Result<ArrayRef> {
+    let Some(half) = spare::any().then(|| half_by_bytes(array)).flatten() else {
+        return f(array);
+    };
+    let (first, second) = (array.slice(0, half), array.slice(half, array.len() - half));
+    let there = f.clone();
+    let (first, second) = spare::join(|| f(&first), move || there(&second));
+    Ok(arrow::compute::concat(&[&first?, &second?])?)
+}
+
+/// The row that cuts a string array of at least [`spare::MIN_SPLIT_BYTES`] text bytes (and two
+/// rows) into halves of about equal bytes.
+fn half_by_bytes(array: &ArrayRef) -> Option<usize> {
+    if array.len() < 2 {
+        return None;
+    }
+    match array.data_type() {
+        DataType::Utf8 => half_of_offsets(array.as_string::<i32>().value_offsets()),
+        DataType::LargeUtf8 => half_of_offsets(array.as_string::<i64>().value_offsets()),
+        DataType::Utf8View => {
+            let lens = array
+                .as_string_view()
+                .views()
+                .iter()
+                .map(|v| *v as u32 as usize);
+            let total: usize = lens.clone().sum();
+            if total < spare::MIN_SPLIT_BYTES {
+                return None;
+            }
+            let half = lens
+                .scan(0, |end, len| {
+                    *end += len;
+                    Some(*end)
+                })
+                .position(|end| end >= total / 2)?;
+            (half + 1 < array.len()).then_some(half + 1)
+        }
+        _ => None,
+    }
+}
+
+/// [`half_by_bytes`] of an array with these `offsets` (one more than its rows).
+fn half_of_offsets<O: arrow::array::OffsetSizeTrait>(offsets: &[O]) -> Option<usize> {
+    let (first, last) = (offsets.first()?.as_usize(), offsets.last()?.as_usize());
+    if last - first < spare::MIN_SPLIT_BYTES {
+        return None;
+    }
+    let middle = first + (last - first) / 2;
+    // The first row that ends at or after the middle closes the first half.
+    let half = offsets[1..].partition_point(|o| o.as_usize() < middle) + 1;
+    (half < offsets.len() - 1).then_some(half)
 }
 
 struct FnBody(Arc<ArrayFn>);
@@ -290,3 +358,83 @@ pub(crate) fn stat_string_array(array: &ArrayRef, stat: &dyn TextStat) -> Result
 /// A columnar function of a UDF built from a closure: all argument arrays (scalars expanded) ->
 /// one output array of the declared type.
 pub(crate) type ArrayFn = dyn Fn(&[ArrayRef]) -> Result<ArrayRef> + Send + Sync;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{LargeStringArray, StringArray, StringViewArray};
+
+    #[derive(Debug)]
+    struct Upper;
+    impl TextMapper for Upper {
+        fn map<'a>(&self, text: &'a str) -> Cow<'a, str> {
+            Cow::Owned(text.to_uppercase())
+        }
+    }
+
+    #[derive(Debug)]
+    struct Len;
+    impl TextStat for Len {
+        fn stat_type(&self) -> StatType {
+            StatType::Int64
+        }
+        fn compute(&self, text: &str) -> StatValue {
+            StatValue::Int(text.len() as i64)
+        }
+    }
+
+    /// Rows of unequal lengths, nulls among them: over 1 MB in all, most bytes in the last rows.
+    fn texts() -> Vec<Option<String>> {
+        (0..300)
+            .map(|i| (i % 7 != 3).then(|| format!("row {i} ").repeat(1 + i * i / 20)))
+            .collect()
+    }
+
+    #[test]
+    fn halves_split_the_bytes_and_leave_small_batches_whole() {
+        let texts = texts();
+        let utf8: ArrayRef = Arc::new(StringArray::from(texts.clone()));
+        let total: usize = texts.iter().flatten().map(String::len).sum();
+        assert!(total >= spare::MIN_SPLIT_BYTES);
+        let half = half_by_bytes(&utf8).unwrap();
+        let first: usize = texts[..half].iter().flatten().map(String::len).sum();
+        let before_last: usize = texts[..half - 1].iter().flatten().map(String::len).sum();
+        assert!(first >= total / 2 && before_last < total / 2, "{half}");
+        for array in [
+            Arc::new(LargeStringArray::from(texts.clone())) as ArrayRef,
+            Arc::new(StringViewArray::from(texts.clone())),
+            utf8.slice(1, 299),
+        ] {
+            let h = half_by_bytes(&array).unwrap();
+            assert!(
+                h.abs_diff(half) <= 1,
+                "{}: {h} against {half}",
+                array.data_type()
+            );
+        }
+        let small: ArrayRef = Arc::new(StringArray::from(vec!["a"; 1000]));
+        assert_eq!(half_by_bytes(&small), None);
+        let one: ArrayRef = Arc::new(StringArray::from(vec!["x".repeat(2 << 20)]));
+        assert_eq!(half_by_bytes(&one), None);
+    }
+
+    /// A batch split in halves (the second on a helper thread when one is free) gives what the
+    /// whole batch gives, for mappers and stats over every string type.
+    #[test]
+    fn split_batches_give_the_whole_batch_result() {
+        let texts = texts();
+        let arrays: [ArrayRef; 3] = [
+            Arc::new(StringArray::from(texts.clone())),
+            Arc::new(LargeStringArray::from(texts.clone())),
+            Arc::new(StringViewArray::from(texts)),
+        ];
+        spare::set_spare_cores(1);
+        for array in &arrays {
+            let mapped = split_if_spare(array, |a| map_string_array(a, &Upper)).unwrap();
+            assert_eq!(&mapped, &map_string_array(array, &Upper).unwrap());
+            let stats = split_if_spare(array, |a| stat_string_array(a, &Len)).unwrap();
+            assert_eq!(&stats, &stat_string_array(array, &Len).unwrap());
+        }
+        spare::set_spare_cores(0);
+    }
+}

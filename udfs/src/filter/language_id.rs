@@ -16,7 +16,7 @@ use crate::operator::{FieldFilterOp, FieldStat, Operator, StatRange};
 use crate::params::{ParamError, ParamSpec, ParamType, Params};
 use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::py_lower;
-use crate::udf::{OpUdf, UdfIdentity};
+use crate::udf::{OpUdf, UdfIdentity, split_if_spare};
 
 /// The model Data-Juicer's `prepare_fasttext_model` loads.
 const MODEL_FILE: &str = "lid.176.bin";
@@ -126,7 +126,10 @@ fn build_language_id(p: &Params) -> Result<Operator, ParamError> {
         models::fasttext(MODEL_FILE, models::model_dir_of(p)).map_err(|e| p.model_error(e))?;
     let langs = wanted_languages(p);
     let range = StatRange::from_params(p, p.float("min_score"), None);
-    let joint = Arc::new(move |args: &[ArrayRef]| predict_array(&model, &args[0]));
+    let joint = Arc::new(move |args: &[ArrayRef]| {
+        let model = model.clone();
+        split_if_spare(&args[0], move |texts| predict_array(&model, texts))
+    });
     let keep = Arc::new(move |args: &[ArrayRef]| -> Result<ArrayRef> {
         // Stats read from an input file may come as other string or number types.
         let lang = arrow::compute::cast(&args[0], &DataType::Utf8)?;

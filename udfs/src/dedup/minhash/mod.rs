@@ -62,7 +62,7 @@ use crate::py::regex::{PyRegex, Template};
 use crate::py::scipy_quad::quad;
 use crate::spec::{ModelUse, OpKind, OpSpec};
 use crate::text::{CharSet, char_boundaries, py_lower, whitespace_spans};
-use crate::udf::{OpUdf, UdfBody, UdfIdentity, single_array, text_signature};
+use crate::udf::{OpUdf, UdfBody, UdfIdentity, single_array, split_if_spare, text_signature};
 
 /// Seed of `numpy.random.RandomState` for the permutations.
 pub(crate) const PERMUTATION_SEED: u32 = 42;
@@ -635,7 +635,8 @@ struct BandKeys(Arc<MinHasher>);
 
 impl UdfBody for BandKeys {
     fn invoke(&self, args: &[ArrayRef]) -> Result<ArrayRef> {
-        band_keys_array(single_array(args)?, &self.0)
+        let hasher = self.0.clone();
+        split_if_spare(single_array(args)?, move |a| band_keys_array(a, &hasher))
     }
 }
 
