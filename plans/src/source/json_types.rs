@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::SourceError;
 use super::files::{Compression, FileFormat, open};
-use super::jsonl::{ChunkShapes, RecentShapes, Skeleton};
+use super::jsonl::ChunkShapes;
+use super::skeleton::{RecentShapes, Skeleton};
 use crate::pyjson::{JsonTypes, Step};
 
 use super::JSON_SCAN_CHUNK as CHUNK;

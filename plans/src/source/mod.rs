@@ -14,6 +14,7 @@ mod json_types;
 mod jsonl;
 pub mod media;
 mod parquet_input;
+mod skeleton;
 
 use std::path::PathBuf;
 use std::sync::Arc;
