@@ -31,7 +31,8 @@ pub(crate) fn any() -> bool {
 }
 
 /// Runs `here` on this thread and `there` on a helper when a core is spare, else both here;
-/// returns both results. A panic in `there` is raised here.
+/// returns both results. A panic in `there` is raised here. `there` must not call `join`
+/// itself: it could wait for the helper it runs on.
 pub(crate) fn join<A, B>(
     here: impl FnOnce() -> A,
     there: impl FnOnce() -> B + Send + 'static,
