@@ -39,17 +39,23 @@ pub use sql::sql_main;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// For a batch run: mimalloc keeps the memory it frees instead of returning it to the OS after
-/// a delay (1 s). A run frees and reallocates batch-sized buffers (megabytes of text) all the time; given
-/// back, each comes back as fresh pages the kernel must zero (a tenth of a long-text run's time
-/// went to that). Peak RSS stays the streaming high-water mark. Not for the long-lived cluster
-/// processes, which should give memory back between jobs.
+/// For a batch run: mimalloc keeps the memory it frees for 1 s before returning it to the OS
+/// (its v3 default; v2's is 10 ms), so that batch-sized buffers freed and allocated again within a
+/// run are not faulted back in as fresh pages the kernel must zero. From `8b74d87` to stop 48 it
+/// was kept for ever (minor faults on a long-text cleaning run then fell from 21-31K to 2.4K);
+/// memory one phase of a run freed then stayed committed through the next. Today's runs take
+/// about 80K faults either way, and 1 s gives peak RSS 5-7% lower at the same speed
+/// (benches/RESULTS.md, stop 49). Not for the long-lived cluster processes, which keep
+/// mimalloc's own setting.
 pub(crate) fn keep_freed_memory() {
     /// `mi_option_purge_delay` (its position in mimalloc's option enum, v2 and v3).
     const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
     // SAFETY: sets an option; mimalloc reads options at any time.
-    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, -1) };
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, KEEP_FREED_MS) };
 }
+
+/// How long a batch run keeps memory it frees, in milliseconds (see [`keep_freed_memory`]).
+const KEEP_FREED_MS: std::ffi::c_long = 1000;
 
 /// `mi_option_arena_eager_commit` (its position in mimalloc's option enum, v2 and v3).
 const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
@@ -98,6 +104,9 @@ mod allocator_tests {
         }
         super::keep_freed_memory();
         // SAFETY: reads an option.
-        assert_eq!(unsafe { libmimalloc_sys::mi_option_get(15) }, -1);
+        assert_eq!(
+            unsafe { libmimalloc_sys::mi_option_get(15) },
+            super::KEEP_FREED_MS
+        );
     }
 }
