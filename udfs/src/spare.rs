@@ -75,11 +75,12 @@ fn helpers() -> &'static Mutex<Sender<Job>> {
 }
 
 impl Lender {
-    /// Claims a spare core, if there is one.
-    fn claim(&self) -> bool {
+    /// Claims a spare core, if there is one, until the claim is dropped.
+    fn claim(&self) -> Option<Claim<'_>> {
         self.spare
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .is_ok()
+            .ok()
+            .map(|_| Claim(&self.spare))
     }
 
     /// [`join`] with this count.
@@ -91,10 +92,10 @@ impl Lender {
     where
         B: Send + 'static,
     {
-        if !self.claim() {
+        let Some(_claim) = self.claim() else {
             let a = here();
             return (a, there());
-        }
+        };
         let (send, receive) = channel();
         let job: Job = Box::new(move || {
             let _ = send.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
@@ -112,12 +113,20 @@ impl Lender {
             }
             Err(_) => panic!("the helper queue's lock was poisoned"),
         };
-        // Given back even if the runner has set the count since: at worst one batch more is split.
-        self.spare.fetch_add(1, Ordering::AcqRel);
         match b {
             Ok(b) => (a, b),
             Err(panic) => std::panic::resume_unwind(panic),
         }
+    }
+}
+
+/// A spare core claimed, given back when dropped (a panic in `here` included), even if the
+/// runner has set the count since: at worst one batch more is split.
+struct Claim<'a>(&'a AtomicUsize);
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
     }
 }
 
@@ -141,6 +150,9 @@ mod tests {
         assert_ne!(there, here);
         assert_eq!(lender.spare.load(Ordering::Relaxed), 1);
         let caught = std::panic::catch_unwind(|| lender.join(|| (), || panic!("boom")));
+        assert!(caught.is_err());
+        assert_eq!(lender.spare.load(Ordering::Relaxed), 1);
+        let caught = std::panic::catch_unwind(|| lender.join(|| panic!("here"), || ()));
         assert!(caught.is_err());
         assert_eq!(lender.spare.load(Ordering::Relaxed), 1);
     }

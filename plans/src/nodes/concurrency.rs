@@ -54,7 +54,7 @@ impl Concurrency {
 
     /// The cores, up to the limit, that no partition runs on while none waits for a permit
     /// (one that waits would take the core).
-    pub fn spare_cores(&self) -> usize {
+    fn spare_cores(&self) -> usize {
         if self.semaphore.available_permits() > 0 {
             self.cores.saturating_sub(self.running())
         } else {
