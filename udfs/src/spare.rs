@@ -49,9 +49,10 @@ struct Lender {
     spare: AtomicUsize,
 }
 
-/// The helper threads' queue; a helper starts with the first job and then waits for more.
-fn helpers() -> &'static Mutex<Sender<Job>> {
-    static HELPERS: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+/// The helper threads' queue (a `Sender` is shared without a lock; the helpers share the one
+/// receiver behind one); a helper starts with the first job and then waits for more.
+fn helpers() -> &'static Sender<Job> {
+    static HELPERS: OnceLock<Sender<Job>> = OnceLock::new();
     HELPERS.get_or_init(|| {
         let (send, receive) = channel::<Job>();
         let receive = std::sync::Arc::new(Mutex::new(receive));
@@ -71,7 +72,7 @@ fn helpers() -> &'static Mutex<Sender<Job>> {
                 })
                 .expect("spawn a helper thread");
         }
-        Mutex::new(send)
+        send
     })
 }
 
@@ -103,17 +104,13 @@ impl Lender {
                 there,
             )));
         });
-        let sent = helpers().lock().map(|h| h.send(job));
+        let sent = helpers().send(job);
         let a = here();
-        let b = match sent {
-            Ok(Ok(())) => receive.recv().expect("the helper answers every job"),
+        if let Err(std::sync::mpsc::SendError(job)) = sent {
             // No helper: run it here (the job, with `there` in it, came back in the error).
-            Ok(Err(std::sync::mpsc::SendError(job))) => {
-                job();
-                receive.recv().expect("the job answered")
-            }
-            Err(_) => panic!("the helper queue's lock was poisoned"),
-        };
+            job();
+        }
+        let b = receive.recv().expect("the job answers once run");
         match b {
             Ok(b) => (a, b),
             Err(panic) => std::panic::resume_unwind(panic),
